@@ -1,0 +1,86 @@
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Layer, Logger, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { Api } from "./Api/Api.ts"
+import { AppConfig } from "./Config.ts"
+import { ApiMiddlewareLive } from "./Http/ApiMiddleware.ts"
+import { AuthenticationLive } from "./Http/AuthenticationLive.ts"
+import { AuthHttpLive } from "./Http/AuthHttp.ts"
+import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
+import { ErrorCodesHttpLive } from "./Http/ErrorCodesHttp.ts"
+import { makeNodeServer } from "./Http/NodeServer.ts"
+import { OperationsHttpLive } from "./Http/OperationsHttp.ts"
+import { AccountRepo } from "./Repos/AccountRepo.ts"
+import { DomainRepo } from "./Repos/DomainRepo.ts"
+import { UserRepo } from "./Repos/UserRepo.ts"
+import { Accounts } from "./Services/Accounts.ts"
+import { LoginThrottle } from "./Services/LoginThrottle.ts"
+import { Passwords } from "./Services/Passwords.ts"
+import { RateLimiter } from "./Services/RateLimiter.ts"
+import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
+import { migrate } from "./Sql/Migrator.ts"
+
+type Database = Layer.Layer<SqlClient.SqlClient, SqlError, AppConfig>
+
+/** The database with its schema migrated, and every service of the link API on top of it. */
+export const coreLayer = (database: Database) => {
+  const migrated = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(database))
+  const repos = Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default)
+  const services = Layer.mergeAll(
+    TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)),
+    LoginThrottle.Default,
+    Passwords.Live,
+    RateLimiter.Live
+  )
+  const accounts = Accounts.Default
+  return accounts.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
+}
+
+/** On a database with no user: the first account and its admin (CONTRACT §12). */
+export const BootstrapLive = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const accounts = yield* Accounts
+    const email = Option.getOrElse(config.adminEmail, () => "admin@example.com")
+    const generated = Option.isNone(config.adminPassword)
+    const password = Option.match(config.adminPassword, {
+      onNone: () => randomBytes(18).toString("base64url"),
+      onSome: Redacted.value
+    })
+    const created = yield* accounts.bootstrap(email, password)
+    if (Option.isNone(created)) return
+    yield* Effect.logInfo(`created the first account and its admin ${email}`)
+    if (generated) {
+      process.stdout.write(`\nFirst start: admin ${email} with the generated password ${password}\n(shown once; set ADMIN_EMAIL and ADMIN_PASSWORD to choose them)\n\n`)
+    }
+  }).pipe(Effect.orDie)
+)
+
+const apiLayer = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, OperationsHttpLive]),
+  Layer.provide(AuthenticationLive)
+)
+
+/** The HTTP listener: API, OpenAPI document, docs UI, on `HOST:PORT` (or the given listen options). */
+export const httpLayer = (listen?: { readonly port: number; readonly host: string }) =>
+  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+    Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
+    Layer.provide(ApiMiddlewareLive),
+    Layer.provide(apiLayer),
+    HttpServer.withLogAddress,
+    Layer.provideMerge(
+      Layer.unwrapEffect(
+        Effect.map(AppConfig, (config) =>
+          NodeHttpServer.layer(makeNodeServer, listen ?? { port: config.port, host: config.host })
+        )
+      )
+    )
+  )
+
+export const loggerLayer = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => Layer.merge(Logger.json, Logger.minimumLogLevel(config.logLevel)))
+)

@@ -1,0 +1,70 @@
+import { Config, ConfigProvider, Context, Effect, Layer, LogLevel, Option } from "effect"
+import { ProxyList } from "./Http/ClientIp.ts"
+
+const port = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "must be a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 })
+  )
+
+const boolean = (name: string) => Config.boolean(name).pipe(Config.withDefault(false))
+
+const optionalSecret = (name: string) => Config.option(Config.redacted(name))
+
+const levels = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+} as const
+
+const logLevel = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")("LOG_LEVEL").pipe(
+  Config.withDefault("info" as const),
+  Config.map((level) => levels[level])
+)
+
+const trustProxy = Config.string("TRUST_PROXY").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((raw) => ProxyList.parse(raw, "TRUST_PROXY"))
+)
+
+const nonEmptyOptionalString = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
+
+/** Every environment variable the service reads, typed, with its default (see README "Configuration"). */
+export const appConfig = Config.all({
+  port: port("PORT", 8080),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  databaseUrl: optionalSecret("DATABASE_URL"),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  redisUrl: optionalSecret("REDIS_URL"),
+  trustProxy,
+  rateLimitPerSecond: Config.integer("RATE_LIMIT_PER_SECOND").pipe(
+    Config.withDefault(5),
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
+  ),
+  urlCheckAllowPrivate: boolean("URL_CHECK_ALLOW_PRIVATE"),
+  smtpUrl: optionalSecret("SMTP_URL"),
+  mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("links@localhost")),
+  logLevel,
+  adminEmail: nonEmptyOptionalString("ADMIN_EMAIL"),
+  adminPassword: Config.option(Config.redacted("ADMIN_PASSWORD")),
+  tokenSecret: optionalSecret("TOKEN_SECRET"),
+  dbPoolSize: Config.integer("DB_POOL_SIZE").pipe(
+    Config.withDefault(10),
+    Config.validate({ message: "must be from 1 to 200", validation: (n) => n >= 1 && n <= 200 })
+  )
+})
+
+export type AppConfigShape = Config.Config.Success<typeof appConfig>
+
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  /** A layer from explicit values, for tests and embedders: missing keys take their defaults. */
+  static readonly fromMap = (values: Record<string, string>) =>
+    Layer.effect(AppConfig, Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(values)))))
+}

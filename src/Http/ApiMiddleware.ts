@@ -1,0 +1,102 @@
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Metric, Option } from "effect"
+import { Api } from "../Api/Api.ts"
+import { AppConfig } from "../Config.ts"
+import { ApiError } from "../Domain/ApiError.ts"
+import { RateLimiter } from "../Services/RateLimiter.ts"
+import { httpDuration, httpRequests } from "../Services/Metrics.ts"
+import { fromDecodeError } from "./DecodeErrors.ts"
+import { routeLabeller } from "./RouteLabels.ts"
+
+export const MAX_BODY_BYTES = 64 * 1024
+
+const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
+
+const render = (error: ApiError) =>
+  HttpServerResponse.unsafeJson(
+    error.success === 0 ? { success: 0, errors: error.errors } : { errors: error.errors },
+    {
+      status: error.status,
+      headers: error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }
+    }
+  )
+
+const unavailable = (error: SqlError) =>
+  /connect|terminat|timeout|ECONN|EPIPE|socket/i.test(`${error.message} ${String(error.cause)}`)
+
+/** Every failure that reaches the edge, as the catalogue error it is answered with. */
+const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function* () {
+    const failure = Cause.squash(cause)
+    if (failure instanceof ApiError) return failure
+    if (failure instanceof HttpApiError.HttpApiDecodeError) return fromDecodeError(failure)
+    if (typeof failure === "object" && failure !== null && "_tag" in failure) {
+      if (failure._tag === "RouteNotFound") return ApiError.of(10151, request.method, new URL(request.url, "http://x").pathname)
+      if (failure._tag === "RequestError" && "cause" in failure) {
+        if (String(failure.cause).includes("maxBytes exceeded")) return ApiError.of(10152, String(MAX_BODY_BYTES))
+        return ApiError.of(10153, "the request body is not valid JSON")
+      }
+    }
+    if (failure instanceof SqlError && unavailable(failure)) {
+      yield* Effect.logWarning("database unavailable", failure)
+      return ApiError.of(10902)
+    }
+    yield* Effect.logError("unexpected failure", cause)
+    return ApiError.of(10999)
+  })
+
+/**
+ * The edge of the API, around routing: body size (413 from Content-Length before anything is read,
+ * and a cap on bodies without one), the per-IP rate limit, metrics, and the one place where every
+ * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`.
+ */
+export const ApiMiddlewareLive = HttpApiBuilder.middleware(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const limiter = yield* RateLimiter
+    const labelOf = routeLabeller(Api)
+    return (app: HttpApp.Default) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const started = performance.now()
+        const path = new URL(request.url, "http://x").pathname
+        const run = Effect.gen(function* () {
+          const length = Number(request.headers["content-length"] ?? 0)
+          if (!Number.isFinite(length) || length > MAX_BODY_BYTES) {
+            return yield* ApiError.of(10152, String(MAX_BODY_BYTES))
+          }
+          if (!OPERATIONAL_PATHS.has(path)) {
+            const ip = config.trustProxy.clientIp(
+              Option.getOrUndefined(request.remoteAddress),
+              request.headers["x-forwarded-for"]
+            )
+            if (!(yield* limiter.consume(ip))) {
+              return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
+            }
+          }
+          return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(MAX_BODY_BYTES))
+        })
+        const response = yield* run.pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
+          )
+        )
+        const route = labelOf(request.method, path)
+        yield* Metric.update(
+          httpRequests.pipe(
+            Metric.tagged("route", route),
+            Metric.tagged("method", request.method),
+            Metric.tagged("status", String(response.status))
+          ),
+          1
+        )
+        yield* Metric.update(
+          httpDuration.pipe(Metric.tagged("route", route), Metric.tagged("method", request.method)),
+          (performance.now() - started) / 1000
+        )
+        return response
+      })
+  })
+)

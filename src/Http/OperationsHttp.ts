@@ -1,0 +1,22 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { Api } from "../Api/Api.ts"
+import { ApiError } from "../Domain/ApiError.ts"
+import { prometheusText } from "../Services/Metrics.ts"
+
+export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handlers) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return handlers
+      .handle("healthz", () => Effect.succeed({ status: "ok" }))
+      .handle("readyz", () =>
+        sql`SELECT 1`.pipe(
+          Effect.timeout("2 seconds"),
+          Effect.as({ status: "ready" }),
+          Effect.catchAll(() => Effect.fail(ApiError.of(10902)))
+        )
+      )
+      .handle("metrics", () => prometheusText)
+  })
+)

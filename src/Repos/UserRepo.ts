@@ -1,0 +1,68 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Plan, Role } from "../Domain/User.ts"
+
+export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
+  id: Schema.Int,
+  account_id: Schema.Int,
+  email: Schema.String,
+  nickname: Schema.String,
+  role: Role,
+  plan: Plan,
+  password_hash: Schema.String
+}) {}
+
+const Bytes = Schema.Uint8ArrayFromSelf
+
+const selectUser = (sql: SqlClient.SqlClient) => sql`
+  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, u.password_hash
+  FROM users u JOIN accounts a ON a.id = u.account_id`
+
+export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const findByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: UserRecord,
+      execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: UserRecord,
+      execute: (id) => sql`${selectUser(sql)} WHERE u.id = ${id}`
+    })
+
+    const findByRefreshToken = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, hash: Bytes }),
+      Result: UserRecord,
+      execute: ({ email, hash }) =>
+        sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email}) AND u.refresh_token_hash = ${hash}`
+    })
+
+    const create = SqlSchema.single({
+      Request: Schema.Struct({
+        account_id: Schema.Int,
+        email: Schema.String,
+        nickname: Schema.String,
+        role: Role,
+        password_hash: Schema.String,
+        refresh_token_hash: Bytes
+      }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (input) => sql`INSERT INTO users ${sql.insert(input)} RETURNING id`
+    })
+
+    const setRefreshToken = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, hash: Bytes }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ email, hash }) =>
+        sql`UPDATE users SET refresh_token_hash = ${hash}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id`
+    })
+
+    const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
+
+    return { findByEmail, findById, findByRefreshToken, create, setRefreshToken, count } as const
+  })
+}) {}

@@ -1,0 +1,63 @@
+import { Effect, Metric, MetricBoundaries, MetricState } from "effect"
+import type { MetricPair } from "effect"
+
+export const httpRequests = Metric.counter("http_requests_total", {
+  description: "API requests answered, by route, method and status",
+  incremental: true
+})
+
+export const httpDuration = Metric.histogram(
+  "http_request_duration_seconds",
+  MetricBoundaries.fromIterable([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
+  "API request latency in seconds, by route and method"
+)
+
+const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
+
+const labels = (tags: ReadonlyArray<{ key: string; value: string }>, extra?: string) => {
+  const parts = tags.map((tag) => `${tag.key}="${escapeLabel(tag.value)}"`)
+  if (extra !== undefined) parts.push(extra)
+  return parts.length === 0 ? "" : `{${parts.join(",")}}`
+}
+
+const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_")
+
+const formatNumber = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : "-Inf")
+
+/** The Prometheus text exposition (format 0.0.4) of every metric of this process. */
+export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
+  const families = new Map<string, { type: string; help: string | undefined; lines: Array<string> }>()
+  const family = (name: string, type: string, help: string | undefined) => {
+    let entry = families.get(name)
+    if (entry === undefined) {
+      entry = { type, help, lines: [] }
+      families.set(name, entry)
+    }
+    return entry.lines
+  }
+  for (const { metricKey, metricState } of pairs) {
+    const name = promName(metricKey.name)
+    const help = metricKey.description._tag === "Some" ? metricKey.description.value : undefined
+    const tags = metricKey.tags
+    if (MetricState.isCounterState(metricState)) {
+      family(name, "counter", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.count))}`)
+    } else if (MetricState.isGaugeState(metricState)) {
+      family(name, "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.value))}`)
+    } else if (MetricState.isHistogramState(metricState)) {
+      const lines = family(name, "histogram", help)
+      for (const [boundary, count] of metricState.buckets) {
+        lines.push(`${name}_bucket${labels(tags, `le="${formatNumber(boundary)}"`)} ${count}`)
+      }
+      lines.push(`${name}_sum${labels(tags)} ${metricState.sum}`)
+      lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
+    }
+  }
+  const out: Array<string> = []
+  for (const [name, { type, help, lines }] of families) {
+    if (help !== undefined) out.push(`# HELP ${name} ${help.replace(/\n/g, " ")}`)
+    out.push(`# TYPE ${name} ${type}`, ...lines)
+  }
+  return out.join("\n") + "\n"
+}
+
+export const prometheusText = Effect.map(Metric.snapshot, renderPrometheus)

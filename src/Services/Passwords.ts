@@ -1,0 +1,56 @@
+import { hash, verify } from "@node-rs/argon2"
+import { Effect } from "effect"
+import { ApiError } from "../Domain/ApiError.ts"
+
+/** Longer inputs are refused before hashing: argon2 cost grows with input length. */
+export const MAX_PASSWORD_LENGTH = 1024
+export const MIN_PASSWORD_LENGTH = 10
+
+/** Why a password is too weak for an account, or undefined when it is acceptable. */
+export const passwordProblem = (password: string, email: string): string | undefined => {
+  if (password.trim() === "") return "the password is empty"
+  if (password.length < MIN_PASSWORD_LENGTH) return `the password must have at least ${MIN_PASSWORD_LENGTH} characters`
+  if (password.length > MAX_PASSWORD_LENGTH) return `the password must have at most ${MAX_PASSWORD_LENGTH} characters`
+  if (new Set(password).size < 5) return "the password must use at least 5 different characters"
+  if (password.toLowerCase() === email.toLowerCase()) return "the password must not be the e-mail address"
+  return undefined
+}
+
+interface PasswordsOptions {
+  /** Hashes running at once; argon2id takes 19 MiB and a core for tens of milliseconds each. */
+  readonly concurrency: number
+  /** Hashes waiting for a slot; past this a login flood is answered 503 at once. */
+  readonly maxWaiting: number
+}
+
+/**
+ * argon2id with the library defaults (m=19456 KiB, t=2, p=1). Verification of an unknown e-mail runs
+ * against a dummy hash, so the answer and its timing do not tell which e-mails exist.
+ */
+export class Passwords extends Effect.Service<Passwords>()("Passwords", {
+  scoped: Effect.fnUntraced(function* (options: PasswordsOptions) {
+    const semaphore = yield* Effect.makeSemaphore(options.concurrency)
+    let waiting = 0
+    const dummyHash = yield* Effect.promise(() => hash("dummy password that never matches anything"))
+
+    const limited = <A>(work: () => Promise<A>) =>
+      Effect.suspend(() => {
+        if (waiting >= options.maxWaiting) return Effect.fail(ApiError.of(10901))
+        waiting++
+        return semaphore.withPermits(1)(Effect.promise(work)).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
+      })
+
+    return {
+      hash: (password: string) => limited(() => hash(password)),
+      /** Whether `password` matches `stored`; with `stored` undefined, the same work against the dummy and false. */
+      verify: (stored: string | undefined, password: string) =>
+        password.length > MAX_PASSWORD_LENGTH
+          ? Effect.succeed(false)
+          : limited(() => verify(stored ?? dummyHash, password).catch(() => false)).pipe(
+              Effect.map((ok) => ok && stored !== undefined)
+            )
+    }
+  })
+}) {
+  static readonly Live = Passwords.Default({ concurrency: 2, maxWaiting: 64 })
+}

@@ -1,0 +1,93 @@
+import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Redis } from "ioredis"
+import { AppConfig } from "../Config.ts"
+
+/** A fixed one-second window of at most `limit` calls per key (CONTRACT §10). */
+export class RateLimiter extends Context.Tag("RateLimiter")<
+  RateLimiter,
+  {
+    /** Counts one call of `key` and tells whether it is within the limit. */
+    readonly consume: (key: string) => Effect.Effect<boolean>
+  }
+>() {
+  /** In-process counting: one instance's view. */
+  static readonly memory = (limit: number) =>
+    Layer.sync(RateLimiter, () => {
+      const window = memoryWindow(limit)
+      return { consume: (key) => Effect.map(Clock.currentTimeMillis, (now) => window(key, now)) }
+    })
+
+  /**
+   * Counting in Redis, shared by every instance. When Redis does not answer within 250 ms the
+   * in-process window decides, so an outage of Redis never stops the API.
+   */
+  static readonly redis = (url: Redacted.Redacted<string>, limit: number) =>
+    Layer.scoped(
+      RateLimiter,
+      Effect.gen(function* () {
+        const redis = yield* Effect.acquireRelease(
+          Effect.sync(
+            () =>
+              new Redis(Redacted.value(url), {
+                enableOfflineQueue: false,
+                maxRetriesPerRequest: 0,
+                connectTimeout: 1000,
+                commandTimeout: 250,
+                lazyConnect: false
+              })
+          ),
+          (redis) => Effect.promise(() => redis.quit().catch(() => undefined))
+        )
+        let lastWarning = 0
+        redis.on("error", () => undefined)
+        const fallback = memoryWindow(limit)
+        return {
+          consume: (key) =>
+            Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const second = Math.floor(now / 1000)
+              const redisKey = `links:rl:${second}:${key}`
+              const count = yield* Effect.tryPromise(() =>
+                redis
+                  .multi()
+                  .incr(redisKey)
+                  .expire(redisKey, 2)
+                  .exec()
+                  .then((replies) => Number(replies?.[0]?.[1]))
+              ).pipe(Effect.timeout(250), Effect.option)
+              if (Option.isSome(count) && Number.isFinite(count.value)) return count.value <= limit
+              if (now - lastWarning > 10_000) {
+                lastWarning = now
+                yield* Effect.logWarning("Redis rate limiter unavailable; counting in process")
+              }
+              return fallback(key, now)
+            })
+        }
+      })
+    )
+
+  static readonly Live = Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) =>
+      Option.match(config.redisUrl, {
+        onNone: () => RateLimiter.memory(config.rateLimitPerSecond),
+        onSome: (url) => RateLimiter.redis(url, config.rateLimitPerSecond)
+      })
+    )
+  )
+}
+
+/** Counts per key for the current second; the previous second's map is dropped whole. */
+const memoryWindow = (limit: number) => {
+  let second = -1
+  let counts = new Map<string, number>()
+  return (key: string, now: number): boolean => {
+    const current = Math.floor(now / 1000)
+    if (current !== second) {
+      second = current
+      counts = new Map()
+    }
+    const count = (counts.get(key) ?? 0) + 1
+    counts.set(key, count)
+    return count <= limit
+  }
+}

@@ -1,0 +1,89 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { resolve } from "node:path"
+import { AppConfig } from "../Config.ts"
+
+export const ACCESS_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60
+
+const sha256 = (value: string) => createHash("sha256").update(value).digest()
+const token = (secret: Buffer, seed: Buffer) => createHmac("sha256", secret).update(seed).digest("base64url")
+const randomToken = () => randomBytes(32).toString("base64url")
+
+/** Hash under which a refresh token is stored and looked up. */
+export const refreshTokenHash = sha256
+
+export const newRefreshToken = () => {
+  const value = randomToken()
+  return { value, hash: sha256(value) }
+}
+
+/**
+ * The key that turns a stored seed into its access token. From `TOKEN_SECRET`, or else generated once
+ * into `DATA_DIR/token-secret`. Instances that share it hand out the same token on E2; a token works
+ * on every instance whatever its secret, since it is looked up by hash.
+ */
+export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isSome(config.tokenSecret)) return { key: Buffer.from(Redacted.value(config.tokenSecret.value), "utf8") }
+    const file = resolve(config.dataDir, "token-secret")
+    if (!existsSync(file)) {
+      mkdirSync(config.dataDir, { recursive: true })
+      writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 })
+      chmodSync(file, 0o600)
+      yield* Effect.logInfo(`generated a token secret in ${file}; set TOKEN_SECRET to share one between instances`)
+    }
+    return { key: Buffer.from(readFileSync(file, "utf8").trim(), "utf8") }
+  })
+}) {
+  static readonly fromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make({ key: Buffer.from(key, "utf8") }))
+}
+
+export interface IssuedToken {
+  readonly accessToken: string
+  readonly expires: number
+}
+
+export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { key } = yield* TokenSecret
+
+    /** The user's unexpired access token if this instance can rebuild it, otherwise a new one (24 h). */
+    const issue = (userId: number) =>
+      Effect.gen(function* () {
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const current = yield* sql<{ seed: Buffer; token_hash: Buffer; expires: number }>`
+          SELECT seed, token_hash, floor(extract(epoch FROM expires))::int8 AS expires
+          FROM access_tokens
+          WHERE user_id = ${userId} AND expires > to_timestamp(${now})
+          ORDER BY expires DESC`
+        for (const row of current) {
+          const candidate = token(key, row.seed)
+          if (timingSafeEqual(sha256(candidate), row.token_hash)) return { accessToken: candidate, expires: row.expires }
+        }
+        const seed = randomBytes(32)
+        const accessToken = token(key, seed)
+        const expires = now + ACCESS_TOKEN_LIFETIME_SECONDS
+        yield* sql`DELETE FROM access_tokens WHERE user_id = ${userId} AND expires <= to_timestamp(${now})`
+        yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
+          VALUES (${sha256(accessToken)}, ${seed}, ${userId}, to_timestamp(${expires}))`
+        return { accessToken, expires } satisfies IssuedToken
+      })
+
+    /** The user id of an unexpired access token. */
+    const authenticate = (accessToken: string) =>
+      Effect.gen(function* () {
+        if (accessToken.length === 0 || accessToken.length > 128) return Option.none<number>()
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const rows = yield* sql<{ user_id: number }>`
+          SELECT user_id FROM access_tokens
+          WHERE token_hash = ${sha256(accessToken)} AND expires > to_timestamp(${now})`
+        return Option.fromNullable(rows[0]?.user_id)
+      })
+
+    return { issue, authenticate } as const
+  })
+}) {}

@@ -1,0 +1,153 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { call, codes, newUser, numberAt, PASSWORD, stringAt } from "./support/Http.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+describe("authentication (E1, E2, bearer tokens)", () => {
+  it.layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("E1 accepts the right password and answers the user", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const reply = yield* call("POST", "/api/v4/validate_login", { body: { email: user.email, password: PASSWORD } })
+        expect(reply.status).toBe(200)
+        expect(reply.body).toEqual({
+          success: 1,
+          user: { user_id: user.userId, nickname: user.email.split("@")[0], email: user.email }
+        })
+      })
+    )
+
+    it.effect("E1 and E2 answer an unknown e-mail and a wrong password identically", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
+          const wrong = yield* call("POST", path, { body: { email: user.email, password: "wrong password!" } })
+          const unknown = yield* call("POST", path, { body: { email: "nobody@example.com", password: "wrong password!" } })
+          expect(wrong.status).toBe(401)
+          expect(unknown.status).toBe(401)
+          expect(wrong.body).toEqual({ success: 0, errors: [{ code: 10001, message: `${user.email} may not be registered` }] })
+          expect(unknown.body).toEqual({ success: 0, errors: [{ code: 10001, message: "nobody@example.com may not be registered" }] })
+        }
+      })
+    )
+
+    it.effect("E1 refuses missing, empty, non-string and over-long credentials with 10001", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const bodies = [
+          {},
+          { email: user.email },
+          { email: user.email, password: "" },
+          { email: user.email, password: 12345 },
+          { email: 42, password: PASSWORD },
+          { email: user.email, password: "x".repeat(5000) }
+        ]
+        for (const body of bodies) {
+          const reply = yield* call("POST", "/api/v4/validate_login", { body })
+          expect(reply.status).toBe(401)
+          expect(codes(reply)).toEqual([10001])
+        }
+      })
+    )
+
+    it.effect("E1 matches the e-mail ignoring case", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const reply = yield* call("POST", "/api/v4/validate_login", {
+          body: { email: user.email.toUpperCase(), password: PASSWORD }
+        })
+        expect(reply.status).toBe(200)
+      })
+    )
+
+    it.effect("E2 returns the same token while it is valid, with a 24 h expiry", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const first = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, password: PASSWORD } })
+        const second = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, password: PASSWORD } })
+        expect(first.status).toBe(200)
+        expect(stringAt(first.body, "access_token")).toBe(user.token)
+        expect(stringAt(second.body, "access_token")).toBe(user.token)
+        expect(Buffer.from(user.token, "base64url").length).toBeGreaterThanOrEqual(32)
+        const now = Math.floor(Date.now() / 1000)
+        const expires = numberAt(first.body, "expires")
+        expect(expires).toBeGreaterThan(now + 24 * 3600 - 60)
+        expect(expires).toBeLessThanOrEqual(now + 24 * 3600)
+        expect(first.body).toMatchObject({ success: 1, user: { user_id: user.userId, email: user.email } })
+      })
+    )
+
+    it.effect("E2 issues a new token once the old one has expired, and the old one stops working", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE access_tokens SET expires = now() - interval '1 second' WHERE user_id = ${user.userId}`
+        const expired = yield* call("GET", "/api/v4/domains", { token: user.token })
+        expect(expired.status).toBe(401)
+        expect(codes(expired)).toEqual([10000])
+        const renewed = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, password: PASSWORD } })
+        const token = stringAt(renewed.body, "access_token")
+        expect(token).not.toBe(user.token)
+        expect((yield* call("GET", "/api/v4/domains", { token })).status).toBe(200)
+      })
+    )
+
+    it.effect("E2 accepts the refresh token in place of the password, and only the current one", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const reply = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, refresh_token: user.refreshToken } })
+        expect(reply.status).toBe(200)
+        expect(stringAt(reply.body, "access_token")).toBe(user.token)
+        const wrong = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, refresh_token: "nope" } })
+        expect(wrong.status).toBe(401)
+        expect(codes(wrong)).toEqual([10001])
+        const other = yield* newUser()
+        const crossed = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, refresh_token: other.refreshToken } })
+        expect(crossed.status).toBe(401)
+      })
+    )
+
+    it.effect("the database holds no usable password or token", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ password_hash: string; refresh_token_hash: Uint8Array }>`
+          SELECT password_hash, refresh_token_hash FROM users WHERE id = ${user.userId}`
+        expect(row!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
+        expect(Buffer.from(row!.refresh_token_hash).toString("hex")).toBe(
+          createHash("sha256").update(user.refreshToken).digest("hex")
+        )
+        const tokens = yield* sql<{ token_hash: Uint8Array; seed: Uint8Array }>`
+          SELECT token_hash, seed FROM access_tokens WHERE user_id = ${user.userId}`
+        expect(tokens.length).toBe(1)
+        const stored = [tokens[0]!.token_hash, tokens[0]!.seed].map((b) => Buffer.from(b))
+        for (const value of stored) {
+          expect(value.toString("base64url")).not.toBe(user.token)
+          const replay = yield* call("GET", "/api/v4/domains", { token: value.toString("base64url") })
+          expect(replay.status).toBe(401)
+        }
+      })
+    )
+
+    it.effect("every authenticated endpoint refuses a missing, malformed or unknown token with 10000", () =>
+      Effect.gen(function* () {
+        const headers = [{}, { authorization: "Bearer" }, { authorization: "Basic abc" }, { authorization: "Bearer not-a-token" }]
+        for (const [method, path] of [
+          ["GET", "/api/v4/domains"],
+          ["GET", "/api/v4/domains/1"],
+          ["POST", "/api/v4/domains"],
+          ["PATCH", "/api/v4/domains/1"],
+          ["GET", "/api/v4/error_codes"]
+        ] as const) {
+          for (const h of headers) {
+            const reply = yield* call(method, path, { headers: h })
+            expect(reply.status).toBe(401)
+            expect(reply.body).toEqual({ errors: [{ code: 10000, message: "invalid token" }] })
+          }
+        }
+      })
+    )
+  })
+})

@@ -1,0 +1,36 @@
+import { HttpServer } from "@effect/platform"
+import { Context, Effect, Layer, Logger, LogLevel } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { coreLayer, httpLayer } from "../../src/App.ts"
+import { AppConfig } from "../../src/Config.ts"
+import { makeTestDatabase } from "./TestDatabase.ts"
+
+export class BaseUrl extends Context.Tag("test/BaseUrl")<BaseUrl, string>() {}
+
+const baseUrlLayer = Layer.effect(
+  BaseUrl,
+  Effect.map(HttpServer.HttpServer, (server) =>
+    server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://unix"
+  )
+)
+
+/**
+ * The whole service on a real listener at 127.0.0.1 (a free port) over a fresh database, with its
+ * services exposed to the test. Rate limiting is lifted unless the test sets it.
+ */
+export const TestServer = (env: Record<string, string> = {}) =>
+  baseUrlLayer.pipe(
+    Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(coreLayer(makeTestDatabase())),
+    Layer.provideMerge(
+      AppConfig.fromMap({
+        DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")),
+        RATE_LIMIT_PER_SECOND: "100000",
+        TOKEN_SECRET: "test token secret",
+        ...env
+      })
+    ),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
