@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { call, codes, newUser, numberAt, PASSWORD, stringAt } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 describe("authentication (E1, E2, bearer tokens)", () => {
-  it.layer(TestServer(), { excludeTestServices: true })((it) => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("E1 accepts the right password and answers the user", () =>
       Effect.gen(function* () {
         const user = yield* newUser()

@@ -69,7 +69,7 @@ export const ErrorCatalogue = {
   10403: entry(400, "domain homepage invalid", "homepage must be a full http or https URL"),
   10404: entry(400, "domain update operation not supported", "Operation %1$s not supported"),
   10405: entry(400, "domain update path not supported", "Modifying path %1$s not supported"),
-  10406: entry(400, "domain update value invalid", "value is invalid for %1$s"),
+  10406: entry(400, "domain update value invalid", "invalid value for %1$s"),
   10407: entry(400, "domain default invalid", "default must be a boolean"),
   10408: entry(400, "domain page invalid", "page is invalid"),
   10500: entry(400, "analytics from_unix invalid", "from_unix is invalid"),

@@ -8,7 +8,7 @@ const MAX_TRACKED = 100_000
 /**
  * Growing delays for repeated login failures on one e-mail (known or not): after 3 failures each
  * attempt waits 250 ms, then 500 ms, 1 s, ... up to 8 s, until a success or 15 quiet minutes.
- * Counted per instance.
+ * Counted per instance; requests without an e-mail cannot match an account and are not counted.
  */
 export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottle", {
   sync: () => {
@@ -31,6 +31,7 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
       failed: (email: string) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
           const key = keyOf(email)
+          if (key === "") return
           const entry = failures.get(key)
           const count = entry === undefined || now - entry.last > FORGET_AFTER_MS ? 1 : entry.count + 1
           failures.delete(key)

@@ -1,0 +1,73 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { call, codes, newUser, PASSWORD } from "./support/Http.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const result = yield* effect
+    return [result, performance.now() - started] as const
+  })
+
+describe("login abuse", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("repeated failures on one e-mail get growing delays, for known and unknown e-mails alike", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (const email of [user.email, `ghost${Date.now()}@example.com`]) {
+          const attempt = (password: string) => timed(call("POST", "/api/v4/validate_login", { body: { email, password } }))
+          const durations: Array<number> = []
+          for (let i = 0; i < 5; i++) {
+            const [reply, ms] = yield* attempt("wrong password")
+            expect(reply.status).toBe(401)
+            durations.push(ms)
+          }
+          // The 4th attempt follows 3 failures and waits 250 ms, the 5th 500 ms.
+          expect(durations[3]).toBeGreaterThanOrEqual(240)
+          expect(durations[4]).toBeGreaterThanOrEqual(490)
+          expect(durations[4]!).toBeGreaterThan(durations[3]!)
+        }
+        const [ok, delayed] = yield* timed(
+          call("POST", "/api/v4/validate_login", { body: { email: user.email, password: PASSWORD } })
+        )
+        expect(ok.status).toBe(200)
+        expect(delayed).toBeGreaterThanOrEqual(990)
+        const [again, fresh] = yield* timed(
+          call("POST", "/api/v4/validate_login", { body: { email: user.email, password: "wrong password" } })
+        )
+        expect(again.status).toBe(401)
+        expect(fresh).toBeLessThan(240)
+      })
+    , 60_000)
+
+    it.effect("a login flood is capped: excess logins get 503 10901 at once and other requests are not starved", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const flood = Array.from({ length: 150 }, (_, i) =>
+          call("POST", "/api/v4/validate_login", { body: { email: `flood${i}.${Date.now()}@example.com`, password: "x".repeat(20) } })
+        )
+        const floodFiber = yield* Effect.fork(
+          Effect.all(
+            flood.map((request) => timed(request)),
+            { concurrency: "unbounded" }
+          ).pipe(Effect.map((results) => ({ results, finished: performance.now() })))
+        )
+        yield* Effect.sleep("50 millis")
+        const [other] = yield* timed(call("GET", "/api/v4/domains", { token: user.token }))
+        const otherFinished = performance.now()
+        const { results, finished } = yield* floodFiber.await.pipe(Effect.flatten)
+        expect(other.status).toBe(200)
+        expect(otherFinished).toBeLessThan(finished)
+        const statuses = results.map(([reply]) => reply.status)
+        expect(statuses.every((s) => s === 401 || s === 503)).toBe(true)
+        const busy = results.filter(([reply]) => reply.status === 503)
+        expect(busy.length).toBeGreaterThan(0)
+        for (const [reply] of busy) {
+          expect(codes(reply)).toEqual([10901])
+        }
+        expect(results.filter(([reply]) => reply.status === 401).length).toBeGreaterThanOrEqual(64)
+      })
+    , 60_000)
+  })
+})
