@@ -1,0 +1,229 @@
+import { Effect, Option, ParseResult, Schema } from "effect"
+import { parseArgs } from "node:util"
+import { UtmFields, UtmTemplateName } from "../Domain/UtmTemplate.ts"
+import { Plan, Role } from "../Domain/User.ts"
+import { emailProblem } from "../Services/Accounts.ts"
+import { passwordProblem } from "../Services/Passwords.ts"
+import { Command, UsageError } from "./Command.ts"
+
+type Kind = "value" | "flag"
+
+const optionKinds = {
+  name: "value",
+  plan: "value",
+  "link-quota": "value",
+  account: "value",
+  email: "value",
+  password: "value",
+  nickname: "value",
+  role: "value",
+  user: "value",
+  domain: "value",
+  fields: "value",
+  on: "flag",
+  off: "flag",
+  json: "flag",
+  help: "flag"
+} as const satisfies Record<string, Kind>
+
+type OptionName = keyof typeof optionKinds
+
+const isOptionName = (name: string): name is OptionName => Object.hasOwn(optionKinds, name)
+
+const usage = (message: string) => new UsageError({ message })
+
+/** The options given to one command, with the checks every command shares. */
+class Given {
+  constructor(
+    readonly command: string,
+    private readonly values: ReadonlyMap<OptionName, string>
+  ) {}
+
+  optional(name: OptionName): Option.Option<string> {
+    return Option.fromNullable(this.values.get(name))
+  }
+
+  has(name: OptionName): boolean {
+    return this.values.has(name)
+  }
+
+  required(name: OptionName): Effect.Effect<string, UsageError> {
+    return Option.match(this.optional(name), {
+      onNone: () => Effect.fail(usage(`${this.command} needs --${name}`)),
+      onSome: Effect.succeed
+    })
+  }
+
+  id(name: OptionName): Effect.Effect<number, UsageError> {
+    return Effect.flatMap(this.required(name), (raw) =>
+      /^[1-9][0-9]{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw))
+        ? Effect.succeed(Number(raw))
+        : Effect.fail(usage(`--${name} must be a positive whole number, not "${raw}"`))
+    )
+  }
+
+  oneOf<const L extends ReadonlyArray<string>>(name: OptionName, literals: L, fallback?: L[number]): Effect.Effect<L[number], UsageError> {
+    const raw = this.optional(name)
+    if (Option.isNone(raw) && fallback !== undefined) return Effect.succeed(fallback)
+    return Effect.flatMap(this.required(name), (value) => {
+      const found = literals.find((literal) => literal === value)
+      return found === undefined
+        ? Effect.fail(usage(`--${name} must be one of ${literals.join(", ")}, not "${value}"`))
+        : Effect.succeed(found)
+    })
+  }
+}
+
+const text = (given: Given, name: OptionName, max: number) =>
+  Effect.flatMap(given.required(name), (value) =>
+    value.trim() === "" || value.length > max
+      ? Effect.fail(usage(`--${name} must have 1 to ${max} characters`))
+      : Effect.succeed(value.trim())
+  )
+
+const checked = (problem: string | undefined) => (problem === undefined ? Effect.void : Effect.fail(usage(problem)))
+
+const linkQuota = (given: Given) =>
+  Option.match(given.optional("link-quota"), {
+    onNone: () => Effect.succeed(null),
+    onSome: (raw) =>
+      /^[0-9]{1,15}$/.test(raw) && Number(raw) <= 2_147_483_647
+        ? Effect.succeed(Number(raw))
+        : Effect.fail(usage(`--link-quota must be a whole number from 0 to 2147483647, not "${raw}"`))
+  })
+
+const issuePath = (path: ReadonlyArray<PropertyKey>) =>
+  path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("")
+
+const fields = (given: Given) =>
+  Effect.gen(function* () {
+    const raw = yield* given.required("fields")
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(raw),
+      catch: (error) => usage(`--fields is not valid JSON (${error instanceof Error ? error.message : String(error)})`)
+    })
+    return yield* Schema.decodeUnknown(UtmFields, { errors: "all", onExcessProperty: "error" })(json).pipe(
+      Effect.mapError((error) => {
+        const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+        return usage(`--fields is not valid: ${issues.map((issue) => `fields${issuePath(issue.path)}: ${issue.message}`).join("; ")}`)
+      })
+    )
+  })
+
+const templateName = (given: Given) =>
+  Effect.flatMap(given.required("name"), (name) =>
+    Schema.decodeUnknown(UtmTemplateName)(name.trim()).pipe(
+      Effect.mapError(() => usage("--name must have 1 to 100 characters"))
+    )
+  )
+
+interface CommandSpec {
+  readonly options: ReadonlyArray<OptionName>
+  readonly build: (given: Given) => Effect.Effect<Command, UsageError>
+}
+
+const commands: Readonly<Record<string, CommandSpec>> = {
+  "account create": {
+    options: ["name", "plan", "link-quota"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const name = yield* text(given, "name", 200)
+        const plan = yield* given.oneOf("plan", Plan.literals)
+        return Command.AccountCreate({ name, plan, linkQuota: yield* linkQuota(given) })
+      })
+  },
+  "user create": {
+    options: ["account", "email", "password", "nickname", "role"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const accountId = yield* given.id("account")
+        const email = (yield* given.required("email")).trim()
+        yield* checked(emailProblem(email))
+        const password = yield* given.required("password")
+        yield* checked(passwordProblem(password, email))
+        const nickname = given.has("nickname") ? yield* text(given, "nickname", 100) : undefined
+        const role = yield* given.oneOf("role", Role.literals, "member")
+        return Command.UserCreate({ accountId, email, password, nickname, role })
+      })
+  },
+  "user refresh-token": {
+    options: ["email"],
+    build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserRefreshToken({ email }))
+  },
+  "domain admin": {
+    options: ["user", "domain"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.DomainAdmin({ userId: yield* given.id("user"), domainId: yield* given.id("domain") })
+      })
+  },
+  "domain ssl": {
+    options: ["domain", "on", "off"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        if (given.has("on") === given.has("off")) return yield* usage("domain ssl needs exactly one of --on and --off")
+        return Command.DomainSsl({ domainId, hasSsl: given.has("on") })
+      })
+  },
+  "utm-template create": {
+    options: ["domain", "name", "fields"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        const name = yield* templateName(given)
+        return Command.UtmTemplateCreate({ domainId, name, fields: yield* fields(given) })
+      })
+  },
+  migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
+}
+
+export interface Invocation {
+  readonly json: boolean
+  readonly command: Effect.Effect<Command, UsageError>
+}
+
+/** Reads the command line; `json` is known even when the rest of it is wrong. */
+export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(
+      Object.entries(optionKinds).map(([name, kind]) => [name, { type: kind === "value" ? "string" : "boolean" }] as const)
+    ),
+    strict: false,
+    allowPositionals: true,
+    tokens: true
+  })
+  const json = tokens.some((token) => token.kind === "option" && token.name === "json")
+  const command = Effect.gen(function* () {
+    const words: Array<string> = []
+    const values = new Map<OptionName, string>()
+    for (const token of tokens) {
+      if (token.kind === "positional") words.push(token.value)
+      if (token.kind !== "option") continue
+      const name = token.name
+      if (!isOptionName(name)) return yield* usage(`unknown option ${token.rawName}`)
+      if (values.has(name)) return yield* usage(`--${name} is given twice`)
+      if (optionKinds[name] === "flag") {
+        if (token.value !== undefined) return yield* usage(`--${name} takes no value`)
+        values.set(name, "")
+      } else {
+        if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
+          return yield* usage(`--${name} needs a value`)
+        }
+        values.set(name, token.value)
+      }
+    }
+    if (values.has("help") || words.length === 0) return Command.Help()
+    const spoken = words.slice(0, words[0] === "migrate" ? 1 : 2).join(" ")
+    const spec = commands[spoken]
+    if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
+    const extra = words[spoken.split(" ").length]
+    if (extra !== undefined) return yield* usage(`unexpected argument "${extra}"`)
+    for (const name of values.keys()) {
+      if (name !== "json" && !spec.options.includes(name)) return yield* usage(`--${name} is not an option of ${spoken}`)
+    }
+    return yield* spec.build(new Given(spoken, values))
+  })
+  return { json, command }
+}

@@ -1,0 +1,26 @@
+import { Data } from "effect"
+import type { UtmField } from "../Domain/UtmTemplate.ts"
+import type { Plan, Role } from "../Domain/User.ts"
+
+/** A command of the admin CLI with its arguments checked (CONTRACT §12). */
+export type Command = Data.TaggedEnum<{
+  Help: {}
+  AccountCreate: { readonly name: string; readonly plan: Plan; readonly linkQuota: number | null }
+  UserCreate: {
+    readonly accountId: number
+    readonly email: string
+    readonly password: string
+    readonly nickname: string | undefined
+    readonly role: Role
+  }
+  UserRefreshToken: { readonly email: string }
+  DomainAdmin: { readonly userId: number; readonly domainId: number }
+  DomainSsl: { readonly domainId: number; readonly hasSsl: boolean }
+  UtmTemplateCreate: { readonly domainId: number; readonly name: string; readonly fields: ReadonlyArray<UtmField> }
+  Migrate: {}
+}>
+
+export const Command = Data.taggedEnum<Command>()
+
+/** The command line is wrong: nothing was done. */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}

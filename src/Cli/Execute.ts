@@ -1,0 +1,96 @@
+import { Effect, Match } from "effect"
+import { coreLayer } from "../App.ts"
+import { UtmTemplateRepo } from "../Repos/UtmTemplateRepo.ts"
+import { Accounts, AdminError } from "../Services/Accounts.ts"
+import { DatabaseLive } from "../Sql/Database.ts"
+import { migrate } from "../Sql/Migrator.ts"
+import type { Command } from "./Command.ts"
+import type { Outcome } from "./Outcome.ts"
+
+/** The services of the API over the configured database, migrated. */
+const servicesLayer = coreLayer(DatabaseLive)
+
+const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | UtmTemplateRepo>) => Effect.provide(effect, servicesLayer)
+
+const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Accounts, f))
+
+const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited links" : `at most ${linkQuota} links`)
+
+/** A command that needs the database; loaded only then, since it brings the whole service in. */
+export type DatabaseCommand = Exclude<Command, { readonly _tag: "Help" }>
+
+export const execute = (command: DatabaseCommand) =>
+  Match.valueTags(command, {
+    Migrate: () =>
+      migrate.pipe(
+        Effect.provide(DatabaseLive),
+        Effect.map(
+          (applied): Outcome => ({
+            json: { applied },
+            text: applied.length === 0 ? "the database schema is up to date" : `applied migrations ${applied.join(", ")}`
+          })
+        )
+      ),
+
+    AccountCreate: ({ linkQuota, name, plan }) =>
+      withAccounts((accounts) => accounts.createAccount({ name, plan, linkQuota })).pipe(
+        Effect.map(
+          (account): Outcome => ({
+            json: { id: account.id, name: account.name, plan: account.plan, link_quota: account.link_quota },
+            text: `created account ${account.id} "${account.name}" (plan ${account.plan}, ${quota(account.link_quota)})`
+          })
+        )
+      ),
+
+    UserCreate: (input) =>
+      withAccounts((accounts) => accounts.createUser(input)).pipe(
+        Effect.map(
+          (user): Outcome => ({
+            json: user,
+            text:
+              `created user ${user.user_id} ${user.email} (${user.role}, nickname "${user.nickname}"); ` +
+              `refresh token, shown once: ${user.refresh_token}`
+          })
+        )
+      ),
+
+    UserRefreshToken: ({ email }) =>
+      withAccounts((accounts) => accounts.rotateRefreshToken(email)).pipe(
+        Effect.map(
+          (rotated): Outcome => ({
+            json: rotated,
+            text: `new refresh token of ${email}, shown once (the old one no longer works): ${rotated.refresh_token}`
+          })
+        )
+      ),
+
+    DomainAdmin: ({ domainId, userId }) =>
+      withAccounts((accounts) => accounts.makeDomainAdmin(userId, domainId)).pipe(
+        Effect.map((done): Outcome => ({ json: done, text: `user ${userId} is an admin of domain ${domainId}` }))
+      ),
+
+    DomainSsl: ({ domainId, hasSsl }) =>
+      withAccounts((accounts) => accounts.setSsl(domainId, hasSsl)).pipe(
+        Effect.map(
+          (done): Outcome => ({
+            json: done,
+            text: `short links of domain ${domainId} now start with ${hasSsl ? "https" : "http"}://`
+          })
+        )
+      ),
+
+    UtmTemplateCreate: ({ domainId, fields, name }) =>
+      withServices(
+        Effect.flatMap(UtmTemplateRepo, (templates) => templates.create({ domainId, name, fields })).pipe(
+          Effect.flatten,
+          Effect.catchTag("NoSuchElementException", () => new AdminError({ message: `there is no domain ${domainId}` }))
+        )
+      ).pipe(
+        Effect.map(
+          (template): Outcome => ({
+            json: { id: template.id, name: template.name, fields: template.fields },
+            text: `created UTM template ${template.id} "${template.name}" with ${template.fields.length} field(s) on domain ${domainId}`
+          })
+        )
+      )
+  })

@@ -1,0 +1,25 @@
+export const USAGE = `Usage: npm run cli -- <command> [options] [--json]
+
+Commands:
+  account create --name N --plan free|team|business|enterprise [--link-quota N]
+      a new account; without --link-quota its links are unlimited
+  user create --account ID --email E --password P [--nickname N] [--role account_admin|member]
+      a new user of the account (role member unless given); prints its refresh token once
+  user refresh-token --email E
+      a new refresh token for the user; the old one stops working
+  domain admin --user ID --domain ID
+      makes the user an admin of the domain (both of the same account)
+  domain ssl --domain ID --on|--off
+      whether short links of the domain start with https://
+  utm-template create --domain ID --name N --fields JSON
+      a UTM template of the domain; JSON is an array of at most 20
+      {"label": "...", "field_code": "utm_source", "type": "text", "required": true}
+  migrate
+      applies the pending database migrations
+
+Options of every command:
+  --json   print exactly one JSON object on stdout (on failure: {"error": "..."})
+  --help   print this text
+
+The database is PostgreSQL at DATABASE_URL when it is set, otherwise the embedded one in DATA_DIR
+(./data), which only one process can open at a time.`

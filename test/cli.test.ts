@@ -1,0 +1,444 @@
+import { HttpServer } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { verify } from "@node-rs/argon2"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { execFile, spawnSync } from "node:child_process"
+import { createHash, randomBytes } from "node:crypto"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { coreLayer, httpLayer } from "../src/App.ts"
+import { parseInvocation } from "../src/Cli/Arguments.ts"
+import { Command } from "../src/Cli/Command.ts"
+import { AppConfig } from "../src/Config.ts"
+import { UtmTemplateRepo } from "../src/Repos/UtmTemplateRepo.ts"
+import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { loadMigrations } from "../src/Sql/Migrator.ts"
+import { numberAt, stringAt } from "./support/Http.ts"
+import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+
+const SOURCE = { label: "Source", field_code: "utm_source", type: "text", required: true }
+const MEDIUM = { label: "Medium", field_code: "utm_medium", type: "text", required: false }
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const PASSWORD = "correct horse battery staple"
+
+const dataDir = mkdtempSync(join(tmpdir(), "links-cli-"))
+const scratch: Array<string> = [dataDir]
+/** The fresh database of this file on the PostgreSQL server; undefined when the CLI runs embedded. */
+let databaseUrl: string | undefined
+let databaseName: string | undefined
+
+beforeAll(async () => {
+  if (testServerUrl === undefined) return
+  const created = await createServerDatabase(testServerUrl, "links_cli_test")
+  databaseName = created.name
+  databaseUrl = created.url
+})
+
+afterAll(async () => {
+  if (testServerUrl !== undefined && databaseName !== undefined) await dropServerDatabase(testServerUrl, databaseName)
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+})
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** The real CLI in a child process, on this file's database unless `env` says otherwise (undefined: unset). */
+const cli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
+  Effect.async<Run>((resume) => {
+    const childEnv: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "info" }
+    for (const name of ["DATABASE_URL", "TEST_DATABASE_URL", "REDIS_URL", "TOKEN_SECRET"]) delete childEnv[name]
+    if (databaseUrl !== undefined) childEnv["DATABASE_URL"] = databaseUrl
+    Object.assign(childEnv, env)
+    for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name]
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", ...args],
+      { cwd: ROOT, env: childEnv, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resume(Effect.succeed({ code, stdout, stderr }))
+      }
+    )
+    return Effect.sync(() => child.kill())
+  })
+
+const parse = (text: string): unknown => JSON.parse(text)
+
+/** A `--json` run that must succeed: exactly one JSON object on stdout, nothing on stderr. */
+const json = (...args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const run = yield* cli([...args, "--json"])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    expect(run.stdout.endsWith("\n")).toBe(true)
+    expect(run.stdout.trimEnd().split("\n")).toHaveLength(1)
+    return parse(run.stdout)
+  })
+
+/** A run that must be refused with `code` and exactly one line on stderr matching `message`. */
+const refused = (args: ReadonlyArray<string>, code: number, message: RegExp) =>
+  Effect.gen(function* () {
+    const run = yield* cli(args)
+    expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(code)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(/^error: [^\n]+\n$/)
+    expect(run.stderr).toMatch(message)
+    return run
+  })
+
+/** This file's database opened in the test process (embedded: only while no CLI runs). */
+const database = () =>
+  databaseUrl === undefined
+    ? embeddedClient(dataDir)
+    : serverClient(Redacted.make(databaseUrl), { maxConnections: 2, applicationName: "links-cli-test" })
+
+const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.suspend(() => Effect.provide(effect, database()))
+
+let counter = 0
+const uniqueEmail = (name: string) => `${name}.${++counter}.${randomBytes(3).toString("hex")}@example.com`
+
+/** Two accounts with one domain each, written straight into the database. */
+const fixture = Effect.cached(
+  withDatabase(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const account = (name: string) =>
+        Effect.map(sql<{ id: number }>`INSERT INTO accounts (name, plan) VALUES (${name}, 'team') RETURNING id`, (rows) => rows[0]!.id)
+      const domain = (accountId: number, name: string) =>
+        Effect.map(
+          sql<{ id: number }>`INSERT INTO domains (account_id, domain) VALUES (${accountId}, ${name}) RETURNING id`,
+          (rows) => rows[0]!.id
+        )
+      const accountA = yield* account("fixture A")
+      const accountB = yield* account("fixture B")
+      const suffix = randomBytes(3).toString("hex")
+      return {
+        accountA,
+        accountB,
+        domainA: yield* domain(accountA, `a-${suffix}.example`),
+        domainB: yield* domain(accountB, `b-${suffix}.example`)
+      }
+    }).pipe(Effect.orDie)
+  )
+).pipe(Effect.runSync)
+
+/** The refusal of a command line, as the CLI reads it without running anything. */
+const usageError = (...args: ReadonlyArray<string>) =>
+  Effect.map(Effect.flip(parseInvocation(args).command), (error) => error.message)
+
+describe("admin CLI command line", () => {
+  it.effect("reads every command with its defaults", () =>
+    Effect.gen(function* () {
+      const read = (...args: ReadonlyArray<string>) => parseInvocation(args).command
+      expect(yield* read("account", "create", "--name", " Acme ", "--plan", "team")).toEqual(
+        Command.AccountCreate({ name: "Acme", plan: "team", linkQuota: null })
+      )
+      expect(yield* read("--json", "user", "create", "--account=7", "--email", "a@example.com", "--password", PASSWORD)).toEqual(
+        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, role: "member" })
+      )
+      expect(yield* read("domain", "ssl", "--off", "--domain", "3")).toEqual(Command.DomainSsl({ domainId: 3, hasSsl: false }))
+      expect(yield* read("utm-template", "create", "--domain", "3", "--name", "T", "--fields", JSON.stringify([SOURCE]))).toEqual(
+        Command.UtmTemplateCreate({ domainId: 3, name: "T", fields: [SOURCE] })
+      )
+      expect(yield* read()).toEqual(Command.Help())
+      expect(yield* read("user", "create", "--help")).toEqual(Command.Help())
+      expect(parseInvocation(["migrate", "--json"]).json).toBe(true)
+      expect(parseInvocation(["migrate", "--plan", "x", "--json"]).json).toBe(true)
+    })
+  )
+
+  it.effect("refuses what is wrong with a one-line reason", () =>
+    Effect.gen(function* () {
+      const tooMany = Array.from({ length: 21 }, (_, i) => ({ ...SOURCE, field_code: `utm_${i}` }))
+      const utm = (fields: unknown) => ["utm-template", "create", "--domain", "1", "--name", "T", "--fields", JSON.stringify(fields)]
+      const user = ["user", "create", "--account", "1", "--email", "a@example.com"]
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+        [["account", "delete"], 'unknown command "account delete"'],
+        [["user"], 'unknown command "user"'],
+        [["migrate", "now"], 'unexpected argument "now"'],
+        [["migrate", "-x"], "unknown option -x"],
+        [["migrate", "--name", "x"], "--name is not an option of migrate"],
+        [["account", "create", "--name", "A"], "account create needs --plan"],
+        [["account", "create", "--name", "--plan", "free"], "--name needs a value"],
+        [["account", "create", "--name", "A", "--name", "B", "--plan", "free"], "--name is given twice"],
+        [["account", "create", "--name", " ", "--plan", "free"], "--name must have 1 to 200 characters"],
+        [["account", "create", "--name", "A", "--plan", "free", "--link-quota", "lots"], '--link-quota must be a whole number from 0 to 2147483647, not "lots"'],
+        [["account", "create", "--name", "A", "--plan", "free", "--link-quota=-1"], '--link-quota must be a whole number from 0 to 2147483647, not "-1"'],
+        [["user", "create", "--account", "0", "--email", "a@example.com", "--password", PASSWORD], '--account must be a positive whole number, not "0"'],
+        [["user", "create", "--account", "1.5", "--email", "a@example.com", "--password", PASSWORD], '--account must be a positive whole number, not "1.5"'],
+        [[...user], "user create needs --password"],
+        [[...user, "--password", "aaaaaaaaaaaa"], "the password must use at least 5 different characters"],
+        [[...user, "--password", "a@example.com"], "the password must not be the e-mail address"],
+        [[...user, "--password", PASSWORD, "--nickname", ""], "--nickname must have 1 to 100 characters"],
+        [["user", "refresh-token"], "user refresh-token needs --email"],
+        [["domain", "admin", "--user", "1", "--domain", "x1"], '--domain must be a positive whole number, not "x1"'],
+        [["domain", "ssl", "--domain", "1"], "domain ssl needs exactly one of --on and --off"],
+        [["domain", "ssl", "--domain", "1", "--on", "--off"], "domain ssl needs exactly one of --on and --off"],
+        [["domain", "ssl", "--domain", "1", "--on=yes"], "--on takes no value"],
+        [["utm-template", "create", "--domain", "1", "--name", "T", "--fields", "{}"], "--fields is not valid: fields: must be an array of objects {label, field_code, type, required}"],
+        [utm([]), "--fields is not valid: fields: a template needs at least one field"],
+        [utm(tooMany), "--fields is not valid: fields: a template has at most 20 fields"],
+        [utm([SOURCE, SOURCE]), '--fields is not valid: fields[1].field_code: field_code "utm_source" appears twice'],
+        [utm([{ ...SOURCE, field_code: "UTM Source" }]), "--fields is not valid: fields[0].field_code: field_code must be 1 to 64 characters from a-z, 0-9 and _ (like utm_source)"],
+        [utm([{ ...SOURCE, label: " " }]), "--fields is not valid: fields[0].label: label must not be empty"],
+        [utm([{ ...SOURCE, type: 7 }]), "--fields is not valid: fields[0].type: Expected string, actual 7"],
+        [utm([{ ...SOURCE, required: "yes" }]), '--fields is not valid: fields[0].required: Expected boolean, actual "yes"'],
+        [utm([{ ...SOURCE, extra: 1 }]), '--fields is not valid: fields[0].extra: is unexpected, expected: "label" | "field_code" | "type" | "required"'],
+        [utm([SOURCE, 1]), "--fields is not valid: fields[1]: a field must be an object {label, field_code, type, required}"],
+        [["utm-template", "create", "--domain", "1", "--name", "x".repeat(101), "--fields", "[]"], "--name must have 1 to 100 characters"]
+      ]
+      for (const [args, message] of cases) expect(yield* usageError(...args), args.join(" ")).toBe(message)
+      const { label: _label, ...noLabel } = SOURCE
+      expect(yield* usageError(...utm([noLabel, { ...MEDIUM, required: 1 }]))).toBe(
+        "--fields is not valid: fields[0].label: is missing; fields[1].required: Expected boolean, actual 1"
+      )
+    })
+  )
+})
+
+// Each CLI run is a fresh Node process opening the database: seconds each on a loaded machine.
+describe("admin CLI (CONTRACT §12)", { timeout: 120_000 }, () => {
+  it.effect("migrate applies every migration once, then none", () =>
+    Effect.gen(function* () {
+      expect(yield* json("migrate")).toEqual({ applied: loadMigrations().map((m) => m.id) })
+      expect(yield* json("migrate")).toEqual({ applied: [] })
+      const human = yield* cli(["migrate"])
+      expect(human).toEqual({ code: 0, stdout: "the database schema is up to date\n", stderr: "" })
+    })
+  )
+
+  it.effect("account create answers {id, name, plan, link_quota}", () =>
+    Effect.gen(function* () {
+      const account = yield* json("account", "create", "--name", " Acme ", "--plan", "business", "--link-quota", "100")
+      expect(account).toEqual({ id: expect.any(Number), name: "Acme", plan: "business", link_quota: 100 })
+      const human = yield* cli(["account", "create", "--name", "Solo", "--plan", "free"])
+      expect(human.code).toBe(0)
+      expect(human.stderr).toBe("")
+      expect(human.stdout).toMatch(/^created account \d+ "Solo" \(plan free, unlimited links\)\n$/)
+    })
+  )
+
+  it.effect("user create makes a user who logs in; refresh-token rotates and the old token stops working on E2", () =>
+    Effect.gen(function* () {
+      const accountId = numberAt(yield* json("account", "create", "--name", "Logins", "--plan", "team"), "id")
+      const email = uniqueEmail("member")
+      const member = yield* json("user", "create", "--account", String(accountId), "--email", email, "--password", PASSWORD)
+      expect(member).toEqual({
+        user_id: expect.any(Number),
+        email,
+        nickname: email.split("@")[0],
+        role: "member",
+        refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/)
+      })
+      const adminEmail = uniqueEmail("admin")
+      const admin = yield* json(
+        "user", "create", "--account", String(accountId), "--email", adminEmail, "--password", PASSWORD,
+        "--nickname", "The Boss", "--role", "account_admin"
+      )
+      expect(admin).toMatchObject({ email: adminEmail, nickname: "The Boss", role: "account_admin" })
+
+      const oldToken = stringAt(member, "refresh_token")
+      const rotated = yield* json("user", "refresh-token", "--email", email.toUpperCase())
+      const newToken = stringAt(rotated, "refresh_token")
+      expect(rotated).toEqual({ refresh_token: newToken })
+      expect(newToken).not.toBe(oldToken)
+
+      const server = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
+        Layer.provideMerge(coreLayer(database())),
+        Layer.provide(AppConfig.fromMap({ DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "100000" })),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+      yield* Effect.gen(function* () {
+        const address = (yield* HttpServer.HttpServer).address
+        const port = address._tag === "TcpAddress" ? address.port : 0
+        const login = (body: Record<string, string>) =>
+          Effect.promise(() =>
+            fetch(`http://127.0.0.1:${port}/api/v4/access_token`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(body)
+            }).then((response) => response.status)
+          )
+        expect(yield* login({ email, password: PASSWORD })).toBe(200)
+        expect(yield* login({ email: adminEmail, password: PASSWORD })).toBe(200)
+        expect(yield* login({ email, refresh_token: newToken })).toBe(200)
+        expect(yield* login({ email, refresh_token: oldToken })).toBe(401)
+
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ password_hash: string; refresh_token_hash: Uint8Array }>`
+          SELECT password_hash, refresh_token_hash FROM users WHERE id = ${numberAt(member, "user_id")}`
+        expect(row!.password_hash).toMatch(/^\$argon2id\$/)
+        expect(yield* Effect.promise(() => verify(row!.password_hash, PASSWORD))).toBe(true)
+        expect(Buffer.from(row!.refresh_token_hash).toString("hex")).toBe(createHash("sha256").update(newToken).digest("hex"))
+      }).pipe(Effect.provide(server))
+    })
+  )
+
+  it.effect("domain admin and domain ssl change the domain of the account only", () =>
+    Effect.gen(function* () {
+      const { accountA, domainA, domainB } = yield* fixture
+      const member = yield* json(
+        "user", "create", "--account", String(accountA), "--email", uniqueEmail("domains"), "--password", PASSWORD
+      )
+      const userId = numberAt(member, "user_id")
+      expect(yield* json("domain", "admin", "--user", String(userId), "--domain", String(domainA))).toEqual({
+        user_id: userId,
+        domain_id: domainA
+      })
+      yield* refused(["domain", "admin", "--user", String(userId), "--domain", String(domainB)], 1, /different accounts/)
+      yield* refused(["domain", "admin", "--user", "999999", "--domain", String(domainA)], 1, /user 999999 or domain/)
+
+      expect(yield* json("domain", "ssl", "--domain", String(domainA), "--on")).toEqual({ domain_id: domainA, has_ssl: true })
+      const off = yield* cli(["domain", "ssl", "--domain", String(domainA), "--off"])
+      expect(off).toEqual({ code: 0, stdout: `short links of domain ${domainA} now start with http://\n`, stderr: "" })
+      yield* refused(["domain", "ssl", "--domain", "999999", "--on"], 1, /^error: there is no domain 999999\n$/)
+
+      const state = yield* withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const ssl = yield* sql<{ id: number; has_ssl: boolean }>`SELECT id, has_ssl FROM domains WHERE id = ${domainA}`
+          const admins = yield* sql<{ domain_id: number }>`SELECT domain_id FROM domain_admins WHERE user_id = ${userId}`
+          return { ssl, admins }
+        })
+      )
+      expect(state.ssl).toEqual([{ id: domainA, has_ssl: false }])
+      expect(state.admins).toEqual([{ domain_id: domainA }])
+    })
+  )
+
+  it.effect("utm-template create answers {id, name, fields} and the repository lists it for its account only", () =>
+    Effect.gen(function* () {
+      const { accountA, accountB, domainA } = yield* fixture
+      const fields = [SOURCE, MEDIUM]
+      const template = yield* json(
+        "utm-template", "create", "--domain", String(domainA), "--name", "Newsletter", "--fields", JSON.stringify(fields)
+      )
+      expect(template).toEqual({ id: expect.any(Number), name: "Newsletter", fields })
+      yield* refused(
+        ["utm-template", "create", "--domain", "999999", "--name", "X", "--fields", JSON.stringify([SOURCE])],
+        1,
+        /^error: there is no domain 999999\n$/
+      )
+      const listed = yield* withDatabase(
+        Effect.gen(function* () {
+          const repo = yield* UtmTemplateRepo
+          return {
+            own: yield* repo.listByDomain({ accountId: accountA, domainId: domainA }),
+            other: yield* repo.listByDomain({ accountId: accountB, domainId: domainA })
+          }
+        }).pipe(Effect.provide(UtmTemplateRepo.Default))
+      )
+      expect(listed.own.map((t) => ({ id: t.id, name: t.name, fields: t.fields }))).toEqual([template])
+      expect(listed.other).toEqual([])
+    })
+  )
+
+  it.effect("refusals that need the database exit 1 with one line", () =>
+    Effect.gen(function* () {
+      const { accountA } = yield* fixture
+      const email = uniqueEmail("dupe")
+      yield* json("user", "create", "--account", String(accountA), "--email", email, "--password", PASSWORD)
+      yield* refused(
+        ["user", "create", "--account", String(accountA), "--email", email.toUpperCase(), "--password", PASSWORD],
+        1,
+        /^error: a user with the e-mail .+ already exists\n$/
+      )
+      yield* refused(
+        ["user", "create", "--account", "999999", "--email", uniqueEmail("orphan"), "--password", PASSWORD],
+        1,
+        /^error: there is no account 999999\n$/
+      )
+      const unknownUser = yield* cli(["user", "refresh-token", "--email", "nobody@example.com", "--json"])
+      expect(unknownUser).toEqual({
+        code: 1,
+        stdout: `${JSON.stringify({ error: "there is no user with the e-mail nobody@example.com" })}\n`,
+        stderr: "error: there is no user with the e-mail nobody@example.com\n"
+      })
+    })
+  )
+
+  it.effect("bad command lines are refused with exit 2 and one line on stderr, before the database is opened", () =>
+    Effect.gen(function* () {
+      const create = ["user", "create", "--account", "1", "--email", "a@example.com"]
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, RegExp]> = [
+        [["frobnicate"], /unknown command "frobnicate"/],
+        [["account", "create", "--name", "A", "--plan", "free", "--colour", "red"], /unknown option --colour/],
+        [["account", "create", "--plan", "free"], /account create needs --name/],
+        [["domain", "ssl", "--domain", "abc", "--on"], /--domain must be a positive whole number, not "abc"/],
+        [[...create, "--password", PASSWORD, "--role", "owner"], /--role must be one of account_admin, member, not "owner"/],
+        [[...create, "--password", "short"], /the password must have at least 10 characters/],
+        [[...create, "--password", ""], /the password is empty/],
+        [["user", "create", "--account", "1", "--email", "not-an-email", "--password", PASSWORD], /"not-an-email" is not a valid e-mail address/],
+        [["utm-template", "create", "--domain", "1", "--name", "T", "--fields", "[{"], /--fields is not valid JSON/]
+      ]
+      // A database that cannot be reached: a command that got that far would fail with exit 1.
+      const unreachable = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }
+      yield* Effect.forEach(
+        cases,
+        ([args, message]) =>
+          Effect.gen(function* () {
+            const run = yield* cli(args, unreachable)
+            expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(2)
+            expect(run.stdout).toBe("")
+            expect(run.stderr, args.join(" ")).toMatch(/^error: [^\n]+ \(see --help\)\n$/)
+            expect(run.stderr, args.join(" ")).toMatch(message)
+          }),
+        { concurrency: 2, discard: true }
+      )
+      const message = '--plan must be one of free, team, business, enterprise, not "gold" (see --help)'
+      const asJson = yield* cli(["account", "create", "--name", "A", "--plan", "gold", "--json"], unreachable)
+      expect(asJson).toEqual({ code: 2, stdout: `${JSON.stringify({ error: message })}\n`, stderr: `error: ${message}\n` })
+    })
+  )
+
+  it.effect("--help and no command print the usage", () =>
+    Effect.gen(function* () {
+      const [help, bare, helpJson] = yield* Effect.all([cli(["--help"]), cli([]), cli(["user", "create", "--help", "--json"])], {
+        concurrency: "unbounded"
+      })
+      for (const run of [help, bare]) {
+        expect(run.code).toBe(0)
+        expect(run.stderr).toBe("")
+        for (const command of ["account create", "user create", "user refresh-token", "domain admin", "domain ssl", "utm-template create", "migrate"]) {
+          expect(run.stdout).toContain(command)
+        }
+      }
+      expect(helpJson.code).toBe(0)
+      expect(parse(helpJson.stdout)).toEqual({ usage: expect.stringContaining("Usage:") })
+    })
+  )
+
+  it.effect("the embedded database refuses a second process while one holds it, and takes over a dead one's lock", () =>
+    Effect.gen(function* () {
+      const embeddedDir = mkdtempSync(join(tmpdir(), "links-cli-lock-"))
+      scratch.push(embeddedDir)
+      const lockFile = join(embeddedDir, "pglite.lock")
+      const embedded = { DATA_DIR: embeddedDir, DATABASE_URL: undefined }
+      const whileHeld = yield* Effect.provide(
+        Effect.zipRight(Effect.sync(() => expect(existsSync(lockFile)).toBe(true)), cli(["migrate"], embedded)),
+        embeddedClient(embeddedDir)
+      )
+      expect(whileHeld).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `error: the embedded database in ${embeddedDir} is in use by process ${process.pid}; stop it or set DATABASE_URL\n`
+      })
+      expect(existsSync(lockFile)).toBe(false)
+
+      const dead = spawnSync(process.execPath, ["-e", "0"]).pid
+      writeFileSync(lockFile, `${dead}\n`)
+      const taken = yield* cli(["migrate", "--json"], embedded)
+      expect(taken.stderr).toBe("")
+      expect(parse(taken.stdout)).toEqual({ applied: loadMigrations().map((m) => m.id) })
+      expect(existsSync(lockFile)).toBe(false)
+    })
+  )
+})
