@@ -7,10 +7,11 @@ import { AppConfig } from "../Config.ts"
 import { ApiError } from "../Domain/ApiError.ts"
 import { RateLimiter } from "../Services/RateLimiter.ts"
 import { httpDuration, httpRequests } from "../Services/Metrics.ts"
+import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
 
-export const MAX_BODY_BYTES = 64 * 1024
+export { MAX_BODY_BYTES }
 
 const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
 
@@ -48,8 +49,8 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
   })
 
 /**
- * The edge of the API, around routing: body size (413 from Content-Length before anything is read,
- * and a cap on bodies without one), the per-IP rate limit, metrics, and the one place where every
+ * The edge of the API, around routing: the per-IP rate limit, then body size (413 from Content-Length
+ * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
  * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`.
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
@@ -63,10 +64,6 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         const started = performance.now()
         const path = new URL(request.url, "http://x").pathname
         const run = Effect.gen(function* () {
-          const length = Number(request.headers["content-length"] ?? 0)
-          if (!Number.isFinite(length) || length > MAX_BODY_BYTES) {
-            return yield* ApiError.of(10152, String(MAX_BODY_BYTES))
-          }
           if (!OPERATIONAL_PATHS.has(path)) {
             const ip = config.trustProxy.clientIp(
               Option.getOrUndefined(request.remoteAddress),
@@ -76,7 +73,11 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
               return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
             }
           }
-          return yield* HttpIncomingMessage.withMaxBodySize(app, Option.some(MAX_BODY_BYTES))
+          const limited = yield* limitBody(request)
+          return yield* HttpIncomingMessage.withMaxBodySize(
+            Effect.provideService(app, HttpServerRequest.HttpServerRequest, limited),
+            Option.some(MAX_BODY_BYTES)
+          )
         })
         const response = yield* run.pipe(
           Effect.catchAllCause((cause) =>

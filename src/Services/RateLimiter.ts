@@ -36,7 +36,13 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
                 lazyConnect: false
               })
           ),
-          (redis) => Effect.promise(() => redis.quit().catch(() => undefined))
+          // `quit` fails while Redis is unreachable and leaves ioredis reconnecting for ever.
+          (redis) =>
+            Effect.promise(async () => {
+              if (redis.status === "ready") await redis.quit().catch(() => undefined)
+            }).pipe(
+              Effect.ensuring(Effect.sync(() => redis.disconnect()))
+            )
         )
         let lastWarning = 0
         redis.on("error", () => undefined)
