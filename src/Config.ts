@@ -1,10 +1,13 @@
-import { Config, ConfigProvider, Context, Effect, Layer, LogLevel, Option } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, LogLevel, Option } from "effect"
 import { ProxyList } from "./Http/ClientIp.ts"
 
-const port = (name: string, fallback: number) =>
+/** An integer variable within bounds; a value outside them is refused naming the variable. */
+const integerIn = (name: string, fallback: number, min: number, max: number, rule: string) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: "must be a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 })
+    Config.mapOrFail((n) =>
+      n >= min && n <= max ? Either.right(n) : Either.left(ConfigError.InvalidData([name], `${rule}, got ${n}`))
+    )
   )
 
 const boolean = (name: string) => Config.boolean(name).pipe(Config.withDefault(false))
@@ -37,16 +40,13 @@ const nonEmptyOptionalString = (name: string) =>
 
 /** Every environment variable the service reads, typed, with its default (see README "Configuration"). */
 export const appConfig = Config.all({
-  port: port("PORT", 8080),
+  port: integerIn("PORT", 8080, 0, 65535, "must be a port number from 0 to 65535"),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: optionalSecret("DATABASE_URL"),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   redisUrl: optionalSecret("REDIS_URL"),
   trustProxy,
-  rateLimitPerSecond: Config.integer("RATE_LIMIT_PER_SECOND").pipe(
-    Config.withDefault(5),
-    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 })
-  ),
+  rateLimitPerSecond: integerIn("RATE_LIMIT_PER_SECOND", 5, 1, 1_000_000_000, "must be a positive integer"),
   urlCheckAllowPrivate: boolean("URL_CHECK_ALLOW_PRIVATE"),
   smtpUrl: optionalSecret("SMTP_URL"),
   mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("links@localhost")),
@@ -54,10 +54,7 @@ export const appConfig = Config.all({
   adminEmail: nonEmptyOptionalString("ADMIN_EMAIL"),
   adminPassword: Config.option(Config.redacted("ADMIN_PASSWORD")),
   tokenSecret: optionalSecret("TOKEN_SECRET"),
-  dbPoolSize: Config.integer("DB_POOL_SIZE").pipe(
-    Config.withDefault(10),
-    Config.validate({ message: "must be from 1 to 200", validation: (n) => n >= 1 && n <= 200 })
-  )
+  dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -1,19 +1,90 @@
-import { createServer } from "node:http"
+import { Server, ServerResponse } from "node:http"
+import { ApiError } from "../Domain/ApiError.ts"
+
+export interface NodeServerOptions {
+  /** Time a client has to send the complete request headers. */
+  readonly headersTimeout: number
+  /** Time a client has to send the complete request, body included. */
+  readonly requestTimeout: number
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeout: number
+  /** How often Node enforces the two request timeouts (its default is every 30 s). */
+  readonly connectionsCheckingInterval: number
+  /** How long `close()` waits for in-flight requests before it cuts their connections. */
+  readonly drainTimeout: number
+}
+
+export const nodeServerDefaults: NodeServerOptions = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+  drainTimeout: 10_000
+}
+
+const unavailable = JSON.stringify({ errors: [ApiError.item(10902)] })
 
 /**
- * The listener with its timeouts set explicitly: Node only enforces them when it checks connections,
- * every 30 s by default, so the check runs every second here.
+ * A listener whose `close()` drains: it stops accepting connections, closes idle ones, lets in-flight
+ * requests finish (answered with `Connection: close`) for at most `drainTimeout`, then cuts what is
+ * left. Requests that arrive on an open connection meanwhile get a 503 and the connection is closed.
  */
-export const makeNodeServer = () => {
-  const server = createServer({
-    connectionsCheckingInterval: 1_000,
-    headersTimeout: 10_000,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 5_000,
-    maxHeaderSize: 16 * 1024
-  })
-  server.headersTimeout = 10_000
-  server.requestTimeout = 30_000
-  server.keepAliveTimeout = 5_000
-  return server
+class DrainingServer extends Server {
+  private readonly inFlight = new Set<ServerResponse>()
+  private draining = false
+
+  constructor(private readonly options: NodeServerOptions) {
+    super({
+      connectionsCheckingInterval: options.connectionsCheckingInterval,
+      headersTimeout: options.headersTimeout,
+      requestTimeout: options.requestTimeout,
+      keepAliveTimeout: options.keepAliveTimeout,
+      maxHeaderSize: 16 * 1024
+    })
+    this.headersTimeout = options.headersTimeout
+    this.requestTimeout = options.requestTimeout
+    this.keepAliveTimeout = options.keepAliveTimeout
+  }
+
+  override emit(event: string, ...args: Array<unknown>): boolean {
+    const response = args[1]
+    if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
+    // Effect removes its request listener before it closes the server: nobody would answer.
+    if (this.draining || this.listenerCount("request") === 0) {
+      response.writeHead(503, {
+        "content-type": "application/json",
+        "retry-after": "1",
+        connection: "close"
+      })
+      response.end(unavailable)
+      return true
+    }
+    this.inFlight.add(response)
+    response.once("close", () => {
+      this.inFlight.delete(response)
+      // A response that had sent its headers before the drain left its connection keep-alive.
+      if (this.draining) setImmediate(() => this.closeIdleConnections())
+    })
+    return super.emit(event, ...args)
+  }
+
+  override close(callback?: (error?: Error) => void): this {
+    if (this.draining) return super.close(callback)
+    this.draining = true
+    for (const response of this.inFlight) {
+      if (!response.headersSent) response.setHeader("connection", "close")
+    }
+    const deadline = setTimeout(() => this.closeAllConnections(), this.options.drainTimeout)
+    return super.close((error) => {
+      clearTimeout(deadline)
+      callback?.(error)
+    })
+  }
 }
+
+/**
+ * The listener, with its timeouts set explicitly rather than left to Node's defaults. Tests may
+ * shorten them; the service uses the defaults.
+ */
+export const makeNodeServer = (overrides: Partial<NodeServerOptions> = {}): Server =>
+  new DrainingServer({ ...nodeServerDefaults, ...overrides })

@@ -1,4 +1,4 @@
-import { Effect, Metric, MetricBoundaries, MetricState } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricKeyType, MetricState } from "effect"
 import type { MetricPair } from "effect"
 
 export const httpRequests = Metric.counter("http_requests_total", {
@@ -40,7 +40,9 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
     const help = metricKey.description._tag === "Some" ? metricKey.description.value : undefined
     const tags = metricKey.tags
     if (MetricState.isCounterState(metricState)) {
-      family(name, "counter", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.count))}`)
+      // Only an incremental counter is a Prometheus counter; Effect's others go down too (effect_fiber_active).
+      const monotonic = MetricKeyType.isCounterKey(metricKey.keyType) && metricKey.keyType.incremental
+      family(name, monotonic ? "counter" : "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.count))}`)
     } else if (MetricState.isGaugeState(metricState)) {
       family(name, "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.value))}`)
     } else if (MetricState.isHistogramState(metricState)) {

@@ -1,0 +1,138 @@
+import { HttpServer } from "@effect/platform"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, connect, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { coreLayer, httpLayer } from "../../src/App.ts"
+import { AppConfig } from "../../src/Config.ts"
+import { serverClient } from "../../src/Sql/Database.ts"
+import { scopedServerDatabase, testServerUrl } from "./TestDatabase.ts"
+import { BaseUrl } from "./TestServer.ts"
+
+/** The network path between the service and its database, which a test can cut and restore. */
+export class DatabaseLink extends Context.Tag("test/DatabaseLink")<
+  DatabaseLink,
+  { readonly url: string; readonly cut: Effect.Effect<void>; readonly restore: Effect.Effect<void> }
+>() {}
+
+type Target = { readonly host: string; readonly port: number } | { readonly path: string }
+
+/** A fresh database on the test PostgreSQL server, or an in-memory PGlite behind a Unix socket. */
+const backend = Effect.gen(function* () {
+  if (testServerUrl !== undefined) {
+    const url = testServerUrl
+    const { name } = yield* scopedServerDatabase(url, "links_ops")
+    const parsed = new URL(url)
+    const target: Target = { host: parsed.hostname, port: Number(parsed.port || 5432) }
+    return { target, user: decodeURIComponent(parsed.username || "postgres"), database: name }
+  }
+  const db = yield* Effect.acquireRelease(
+    Effect.promise(() => PGlite.create("memory://")),
+    (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+  )
+  const dir = mkdtempSync(join(tmpdir(), "links-ops-"))
+  const path = join(dir, ".s.PGSQL.5432")
+  const server = new PGLiteSocketServer({ db, path, maxConnections: 8 })
+  yield* Effect.acquireRelease(Effect.promise(() => server.start()), () =>
+    Effect.promise(() => server.stop()).pipe(
+      Effect.ignore,
+      Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+    )
+  )
+  const target: Target = { path }
+  return { target, user: "postgres", database: "postgres" }
+})
+
+/** A TCP proxy to the database: cutting it drops every open connection and every new one. */
+const proxy = (target: Target) =>
+  Effect.gen(function* () {
+    const pairs = new Set<readonly [Socket, Socket]>()
+    let cut = false
+    const dropAll = () => {
+      for (const pair of pairs) for (const socket of pair) socket.destroy()
+    }
+    const server = createServer((client) => {
+      if (cut) {
+        client.destroy()
+        return
+      }
+      const upstream = connect(target)
+      const pair = [client, upstream] as const
+      pairs.add(pair)
+      const close = () => {
+        pairs.delete(pair)
+        client.destroy()
+        upstream.destroy()
+      }
+      for (const socket of pair) socket.on("error", close).on("close", close)
+      client.pipe(upstream).pipe(client)
+    })
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          dropAll()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    return {
+      port,
+      cut: Effect.sync(() => {
+        cut = true
+        dropAll()
+      }),
+      restore: Effect.sync(() => {
+        cut = false
+      })
+    }
+  })
+
+const linkLayer = Layer.scoped(
+  DatabaseLink,
+  Effect.gen(function* () {
+    const { target, user, database } = yield* backend
+    const { port, cut, restore } = yield* proxy(target)
+    return { url: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`, cut, restore }
+  })
+)
+
+const baseUrlLayer = Layer.effect(
+  BaseUrl,
+  Effect.map(HttpServer.HttpServer, (server) =>
+    server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://unix"
+  )
+)
+
+/**
+ * The whole service like `TestServer`, but reaching its database through a proxy that the test can
+ * cut (`DatabaseLink`), to see how it behaves when the database stops answering.
+ */
+export const BreakableServer = () => {
+  const link = linkLayer
+  const database = Layer.unwrapEffect(
+    Effect.map(DatabaseLink, (link) =>
+      serverClient(Redacted.make(link.url), { maxConnections: testServerUrl === undefined ? 1 : 4 })
+    )
+  ).pipe(Layer.provide(link))
+  return baseUrlLayer.pipe(
+    Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(coreLayer(database)),
+    Layer.provideMerge(
+      AppConfig.fromMap({
+        DATA_DIR: mkdtempSync(join(tmpdir(), "links-ops-data-")),
+        RATE_LIMIT_PER_SECOND: "100000",
+        TOKEN_SECRET: "test token secret"
+      })
+    ),
+    Layer.provideMerge(link),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+  )
+}
