@@ -1,0 +1,129 @@
+/**
+ * Load benchmark of the API of the real server process, beside a bare node:http reference serving
+ * the same JSON in the same run. `npm run bench:api`; BENCH_SECONDS (default 10) sets the length
+ * of each measured run, BENCH_WARMUP_SECONDS (default 2) the warm-up before it. PostgreSQL when
+ * BENCH_DATABASE_URL or DATABASE_URL is set (a fresh database, dropped at the end), else embedded.
+ * Exits 1 when the service does not start or any run saw an error, a timeout or a non-2xx answer
+ * (autocannon counts timeouts among its errors too).
+ */
+import { availableParallelism, loadavg } from "node:os"
+import { benchDatabase } from "./support/BenchDatabase.ts"
+import { Cleanup } from "./support/Cleanup.ts"
+import { freePort } from "./support/FreePort.ts"
+import { measure, type Measurement, type Scenario } from "./support/Load.ts"
+import { startReference } from "./support/ReferenceServer.ts"
+import { startService } from "./support/ServiceProcess.ts"
+import { accessTokenOf, requestJson } from "./support/Setup.ts"
+import { formatTable } from "./support/Table.ts"
+
+const ADMIN_EMAIL = "bench@example.com"
+const ADMIN_PASSWORD = "bench-password-123"
+const DOMAINS = 20
+
+const secondsFromEnv = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of seconds, got ${raw}`)
+  return value
+}
+
+const seconds = secondsFromEnv("BENCH_SECONDS", 10)
+const warmUpSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 2)
+
+// Other work on the machine skews every number; the load average lets a reader judge the run.
+const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ")
+
+const report = (measurements: ReadonlyArray<Measurement>, reference: Measurement) =>
+  formatTable(
+    ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors/timeouts", "vs reference"],
+    measurements.map((m) => [
+      m.scenario.name,
+      String(m.scenario.connections),
+      m.requestsPerSecond.toFixed(0),
+      m.p50Ms.toFixed(1),
+      m.p99Ms.toFixed(1),
+      String(m.non2xx),
+      `${m.errors}/${m.timeouts}`,
+      m === reference ? "reference" : (m.requestsPerSecond / reference.requestsPerSecond).toFixed(3)
+    ])
+  )
+
+const run = async (cleanup: Cleanup): Promise<number> => {
+  const database = await benchDatabase(cleanup)
+  const service = await startService(cleanup, {
+    port: await freePort(),
+    readyTimeoutMs: 60_000,
+    env: {
+      ...database.env,
+      RATE_LIMIT_PER_SECOND: "1000000",
+      LOG_LEVEL: "warning",
+      ADMIN_EMAIL,
+      ADMIN_PASSWORD,
+      TOKEN_SECRET: "bench"
+    }
+  })
+  const api = `${service.baseUrl}/api/v4`
+  const credentials = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }
+  const token = accessTokenOf((await requestJson("POST", `${api}/access_token`, { body: credentials })).json)
+  for (let n = 1; n <= DOMAINS; n++) {
+    await requestJson("POST", `${api}/domains`, { token, body: { domain: `bench-${n}.example` } })
+  }
+  const domains = await requestJson("GET", `${api}/domains`, { token })
+  await requestJson("POST", `${api}/validate_login`, { body: credentials })
+  const referenceUrl = await startReference(cleanup, await freePort(), domains.text)
+
+  const scenarios: ReadonlyArray<Scenario> = [
+    { name: "reference GET / (node:http, same JSON)", url: `${referenceUrl}/`, connections: 50 },
+    {
+      name: "service GET /api/v4/domains",
+      url: `${api}/domains`,
+      connections: 50,
+      headers: { authorization: `Bearer ${token}` }
+    },
+    { name: "service GET /healthz", url: `${service.baseUrl}/healthz`, connections: 50 },
+    {
+      name: "service POST /api/v4/validate_login",
+      url: `${api}/validate_login`,
+      connections: 10,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(credentials)
+    }
+  ]
+
+  process.stdout.write(
+    [
+      `API benchmark: node ${process.version}, nproc ${availableParallelism()}, database ${database.kind}`,
+      `${seconds} s per run after a ${warmUpSeconds} s warm-up; domains body ${domains.text.length} bytes`,
+      `load average before: ${loadAverage()}`
+    ].join("\n") + "\n\n"
+  )
+  const measurements: Array<Measurement> = []
+  for (const scenario of scenarios) {
+    process.stderr.write(`running ${scenario.name}...\n`)
+    measurements.push(await measure(scenario, seconds, warmUpSeconds))
+  }
+  const [reference] = measurements
+  if (reference === undefined) return 1
+  const rss = await service.rssKiB()
+  process.stdout.write(`${report(measurements, reference)}\n\n`)
+  process.stdout.write(`service RSS at the end: ${rss === undefined ? "unknown" : `${(rss / 1024).toFixed(1)} MiB`}\n`)
+  process.stdout.write(`load average after: ${loadAverage()}\n`)
+
+  const failed = measurements.filter((m) => m.errors > 0 || m.timeouts > 0 || m.non2xx > 0)
+  for (const m of failed) process.stderr.write(`FAILED: ${m.scenario.name} had non-2xx answers, errors or timeouts\n`)
+  return failed.length === 0 ? 0 : 1
+}
+
+const cleanup = new Cleanup()
+const finish = async (code: number) => {
+  await cleanup.runAll()
+  process.exit(code)
+}
+process.once("SIGINT", () => void finish(130))
+process.once("SIGTERM", () => void finish(143))
+run(cleanup).then(finish, async (error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`)
+  await finish(1)
+})

@@ -1,0 +1,80 @@
+import { spawn } from "node:child_process"
+import { readFile } from "node:fs/promises"
+import { fileURLToPath } from "node:url"
+import { setTimeout as sleep } from "node:timers/promises"
+import type { Cleanup } from "./Cleanup.ts"
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url))
+
+export interface ServiceProcess {
+  readonly pid: number
+  readonly baseUrl: string
+  /** The child's resident set size in KiB, from /proc/<pid>/status. */
+  readonly rssKiB: () => Promise<number | undefined>
+}
+
+/**
+ * The real service (`node --import tsx src/main.ts`) as a child process listening on `port`, ready
+ * once GET /readyz answers 200. Its output goes to our stderr, prefixed, so stdout keeps only the
+ * report. `cleanup` stops it with SIGTERM and waits for it to exit.
+ */
+export const startService = async (
+  cleanup: Cleanup,
+  options: { readonly port: number; readonly env: Record<string, string>; readonly readyTimeoutMs: number }
+): Promise<ServiceProcess> => {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const exited = new Promise<string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(signal === null ? `code ${code}` : `signal ${signal}`))
+  )
+  let running = true
+  void exited.then(() => (running = false))
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding("utf8")
+    stream.on("data", (chunk: string) => process.stderr.write(chunk.replace(/^(?=.)/gm, "[service] ")))
+  }
+  if (child.pid === undefined) throw new Error("the service process did not start")
+  const pid = child.pid
+  cleanup.defer("stop the service", async () => {
+    if (!running) return
+    child.kill("SIGTERM")
+    const stopped = await Promise.race([exited.then(() => true), sleep(15_000, false)])
+    if (!stopped) {
+      process.stderr.write("the service did not exit 15 s after SIGTERM; sending SIGKILL\n")
+      child.kill("SIGKILL")
+      await exited
+    }
+  })
+
+  const baseUrl = `http://127.0.0.1:${options.port}`
+  const deadline = Date.now() + options.readyTimeoutMs
+  while (!(await isReady(baseUrl))) {
+    if (!running) throw new Error(`the service exited before it was ready (${await exited})`)
+    if (Date.now() > deadline) throw new Error(`the service was not ready within ${options.readyTimeoutMs} ms`)
+    await sleep(100)
+  }
+  return { pid, baseUrl, rssKiB: () => rssKiB(pid) }
+}
+
+const isReady = async (baseUrl: string) => {
+  try {
+    const response = await fetch(`${baseUrl}/readyz`)
+    await response.arrayBuffer()
+    return response.status === 200
+  } catch {
+    return false
+  }
+}
+
+const rssKiB = async (pid: number) => {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, "utf8")
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)
+    return match?.[1] === undefined ? undefined : Number(match[1])
+  } catch {
+    return undefined
+  }
+}
