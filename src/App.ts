@@ -16,11 +16,13 @@ import { OperationsHttpLive } from "./Http/OperationsHttp.ts"
 import { AccountRepo } from "./Repos/AccountRepo.ts"
 import { DomainRepo } from "./Repos/DomainRepo.ts"
 import { UserRepo } from "./Repos/UserRepo.ts"
+import { UtmTemplateRepo } from "./Repos/UtmTemplateRepo.ts"
 import { Accounts } from "./Services/Accounts.ts"
 import { LoginThrottle } from "./Services/LoginThrottle.ts"
 import { Passwords } from "./Services/Passwords.ts"
 import { RateLimiter } from "./Services/RateLimiter.ts"
 import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
+import { UrlChecker } from "./Services/UrlChecker.ts"
 import { migrate } from "./Sql/Migrator.ts"
 
 type Database = Layer.Layer<SqlClient.SqlClient, SqlError, AppConfig>
@@ -28,12 +30,13 @@ type Database = Layer.Layer<SqlClient.SqlClient, SqlError, AppConfig>
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = (database: Database) => {
   const migrated = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(database))
-  const repos = Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default)
+  const repos = Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default, UtmTemplateRepo.Default)
   const services = Layer.mergeAll(
     TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)),
     LoginThrottle.Default,
     Passwords.Live,
-    RateLimiter.Live
+    RateLimiter.Live,
+    UrlChecker.Live
   )
   const accounts = Accounts.Default
   return accounts.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
@@ -67,7 +70,7 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
 /** The HTTP listener: API, OpenAPI document, docs UI, on `HOST:PORT` (or the given listen options). */
 export const httpLayer = (listen?: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
-    Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
+    Layer.provide(HttpApiScalar.layer({ path: "/api/docs", scalar: { withDefaultFonts: false } })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
     Layer.provide(ApiMiddlewareLive),
     Layer.provide(apiLayer),

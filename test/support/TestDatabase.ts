@@ -6,34 +6,42 @@ import { embeddedClient, serverClient } from "../../src/Sql/Database.ts"
 /** The PostgreSQL server tests run on, when one is configured; otherwise they use embedded PGlite. */
 export const testServerUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
 
-const withDatabase = (url: string, database: string) => {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
+/** One statement on the server's maintenance connection (CREATE / DROP DATABASE). */
+export const adminQuery = async (serverUrl: string, text: string) => {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
 }
 
-const adminQuery = (url: string, text: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      await client.query(text)
-    } finally {
-      await client.end()
-    }
-  })
+/** A new, empty database on the server, named after `prefix`; its URL and name. */
+export const createServerDatabase = async (serverUrl: string, prefix: string) => {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return { name, url: url.toString() }
+}
+
+export const dropServerDatabase = (serverUrl: string, name: string) =>
+  adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+
+/** A database on the server for the life of the scope. */
+export const scopedServerDatabase = (serverUrl: string, prefix: string) =>
+  Effect.acquireRelease(Effect.promise(() => createServerDatabase(serverUrl, prefix)), ({ name }) =>
+    Effect.promise(() => dropServerDatabase(serverUrl, name)).pipe(Effect.ignore)
+  )
 
 /** A fresh database created for the test file and dropped after it, on the server or embedded. */
 export const makeTestDatabase = () => {
   if (testServerUrl === undefined) return embeddedClient("memory://")
-  const url = testServerUrl
+  const serverUrl = testServerUrl
   return Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const name = `links_test_${randomBytes(6).toString("hex")}`
-      yield* Effect.acquireRelease(adminQuery(url, `CREATE DATABASE ${name}`), () =>
-        adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
-      )
-      return serverClient(Redacted.make(withDatabase(url, name)), { maxConnections: 5, applicationName: "links-test" })
-    })
+    Effect.map(scopedServerDatabase(serverUrl, "links_test"), ({ url }) =>
+      serverClient(Redacted.make(url), { maxConnections: 5, applicationName: "links-test" })
+    )
   )
 }
