@@ -47,10 +47,13 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
             return single(row.value.toDomain(), path)
           }
           const page = { page: urlParams.page ?? 1, perPage: PAGE_SIZE_V4 }
-          const [rows, total] = yield* Effect.all([
-            domains.listActive({ accountId: caller.accountId, userId: caller.userId, limit: page.perPage, offset: offsetOf(page) }),
-            domains.countActive(caller.accountId)
-          ])
+          const rows = yield* domains.listActive({
+            accountId: caller.accountId,
+            userId: caller.userId,
+            limit: page.perPage,
+            offset: offsetOf(page)
+          })
+          const total = rows[0]?.total ?? (yield* domains.countActive(caller.accountId))
           return { objects: rows.map((row) => row.toDomain()), meta: makeMeta(page, rows.length, total, path) }
         }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
       )

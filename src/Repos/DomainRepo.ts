@@ -20,6 +20,8 @@ class DomainRow extends Schema.Class<DomainRow>("DomainRow")({
   }
 }
 
+class DomainPageRow extends DomainRow.extend<DomainPageRow>("DomainPageRow")({ total: Schema.Int }) {}
+
 export type DomainChanges = {
   readonly status?: DomainStatus
   readonly homepage?: string | null
@@ -47,12 +49,14 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
              coalesce(d.id = (SELECT default_domain_id FROM users WHERE id = ${userId}), false) AS is_default
       FROM domains d`
 
+    /** A page of active domains, each row also carrying the total number of them. */
     const listActive = SqlSchema.findAll({
       Request: Schema.Struct({ ...Scope.fields, limit: Schema.Int, offset: Schema.Int }),
-      Result: DomainRow,
+      Result: DomainPageRow,
       execute: ({ accountId, userId, limit, offset }) =>
-        sql`${select(userId)} WHERE d.account_id = ${accountId} AND d.status = 'active'
-            ORDER BY d.id LIMIT ${limit} OFFSET ${offset}`
+        sql`SELECT page.*, count(*) OVER () AS total FROM (${select(userId)}
+              WHERE d.account_id = ${accountId} AND d.status = 'active') page
+            ORDER BY page.id LIMIT ${limit} OFFSET ${offset}`
     })
 
     const countActive = (accountId: number) =>

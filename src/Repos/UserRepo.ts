@@ -28,10 +28,13 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
     })
 
-    const findById = SqlSchema.findOne({
-      Request: Schema.Int,
+    /** The owner of an access token that has not expired at `now` (Unix seconds). */
+    const findByAccessToken = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Bytes, now: Schema.Int }),
       Result: UserRecord,
-      execute: (id) => sql`${selectUser(sql)} WHERE u.id = ${id}`
+      execute: ({ hash, now }) => sql`
+        ${selectUser(sql)} JOIN access_tokens t ON t.user_id = u.id
+        WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`
     })
 
     const findByRefreshToken = SqlSchema.findOne({
@@ -63,6 +66,6 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
 
     const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
 
-    return { findByEmail, findById, findByRefreshToken, create, setRefreshToken, count } as const
+    return { findByEmail, findByAccessToken, findByRefreshToken, create, setRefreshToken, count } as const
   })
 }) {}

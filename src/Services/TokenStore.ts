@@ -11,8 +11,9 @@ const sha256 = (value: string) => createHash("sha256").update(value).digest()
 const token = (secret: Buffer, seed: Buffer) => createHmac("sha256", secret).update(seed).digest("base64url")
 const randomToken = () => randomBytes(32).toString("base64url")
 
-/** Hash under which a refresh token is stored and looked up. */
+/** Hashes under which refresh and access tokens are stored and looked up. */
 export const refreshTokenHash = sha256
+export const accessTokenHash = sha256
 
 export const newRefreshToken = () => {
   const value = randomToken()
@@ -73,17 +74,6 @@ export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
         return { accessToken, expires } satisfies IssuedToken
       })
 
-    /** The user id of an unexpired access token. */
-    const authenticate = (accessToken: string) =>
-      Effect.gen(function* () {
-        if (accessToken.length === 0 || accessToken.length > 128) return Option.none<number>()
-        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        const rows = yield* sql<{ user_id: number }>`
-          SELECT user_id FROM access_tokens
-          WHERE token_hash = ${sha256(accessToken)} AND expires > to_timestamp(${now})`
-        return Option.fromNullable(rows[0]?.user_id)
-      })
-
-    return { issue, authenticate } as const
+    return { issue } as const
   })
 }) {}
