@@ -9,7 +9,8 @@ export const parseHttpUrl = (raw: string, options: { readonly assumeHttp: boolea
   if (raw.length === 0 || raw.length > MAX_URL_LENGTH) return undefined
   // eslint-disable-next-line no-control-regex
   if (/[\s\u0000-\u001f\u007f]/.test(raw)) return undefined
-  const withScheme = options.assumeHttp && !/^[a-z][a-z0-9+.-]*:/i.test(raw) ? `http://${raw}` : raw
+  // "example.com:8080/x" has no scheme; "javascript:x" gets one and then fails as a host:port.
+  const withScheme = options.assumeHttp && !raw.includes("://") ? `http://${raw}` : raw
   let url: URL
   try {
     url = new URL(withScheme)
