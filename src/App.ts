@@ -11,10 +11,12 @@ import { AuthenticationLive } from "./Http/AuthenticationLive.ts"
 import { AuthHttpLive } from "./Http/AuthHttp.ts"
 import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
 import { ErrorCodesHttpLive } from "./Http/ErrorCodesHttp.ts"
+import { LinksHttpLive } from "./Http/LinksHttp.ts"
 import { makeNodeServer } from "./Http/NodeServer.ts"
 import { OperationsHttpLive } from "./Http/OperationsHttp.ts"
 import { AccountRepo } from "./Repos/AccountRepo.ts"
 import { DomainRepo } from "./Repos/DomainRepo.ts"
+import { LinkRepo } from "./Repos/LinkRepo.ts"
 import { UserRepo } from "./Repos/UserRepo.ts"
 import { UtmTemplateRepo } from "./Repos/UtmTemplateRepo.ts"
 import { Accounts } from "./Services/Accounts.ts"
@@ -22,6 +24,7 @@ import { LoginThrottle } from "./Services/LoginThrottle.ts"
 import { Passwords } from "./Services/Passwords.ts"
 import { RateLimiter } from "./Services/RateLimiter.ts"
 import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
+import { QrRenderer } from "./Services/QrRenderer.ts"
 import { UrlChecker } from "./Services/UrlChecker.ts"
 import { migrate } from "./Sql/Migrator.ts"
 
@@ -30,13 +33,20 @@ type Database = Layer.Layer<SqlClient.SqlClient, SqlError, AppConfig>
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = (database: Database) => {
   const migrated = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(database))
-  const repos = Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default, UtmTemplateRepo.Default)
+  const repos = Layer.mergeAll(
+    AccountRepo.Default,
+    UserRepo.Default,
+    DomainRepo.Default,
+    UtmTemplateRepo.Default,
+    LinkRepo.Default
+  )
   const services = Layer.mergeAll(
     TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)),
     LoginThrottle.Default,
     Passwords.Live,
     RateLimiter.Live,
-    UrlChecker.Live
+    UrlChecker.Live,
+    QrRenderer.Live
   )
   const accounts = Accounts.Default
   return accounts.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
@@ -63,7 +73,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, OperationsHttpLive]),
+  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, OperationsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -3,6 +3,7 @@ import { ApiErrorBodies } from "../Domain/ApiError.ts"
 import { AuthApi } from "./AuthApi.ts"
 import { DomainsApi } from "./DomainsApi.ts"
 import { ErrorCodesApi } from "./ErrorCodesApi.ts"
+import { LinksApi } from "./LinksApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
 
 /** Version 4 of the link API (CONTRACT §2), plus the operational endpoints (§12). */
@@ -10,6 +11,7 @@ export class Api extends HttpApi.make("links")
   .add(AuthApi.prefix("/api/v4"))
   .add(DomainsApi.prefix("/api/v4"))
   .add(ErrorCodesApi.prefix("/api/v4"))
+  .add(LinksApi.prefix("/api/v4"))
   .add(OperationsApi)
   .addError(ApiErrorBodies[400])
   .addError(ApiErrorBodies[401])

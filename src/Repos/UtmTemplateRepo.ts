@@ -27,6 +27,15 @@ export class UtmTemplateRepo extends Effect.Service<UtmTemplateRepo>()("UtmTempl
         ORDER BY id`
     })
 
-    return { create, listByDomain } as const
+    /** One template of a domain of the account. */
+    const findOnDomain = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.Int, domainId: Schema.Int, id: Schema.Int }),
+      Result: UtmTemplate,
+      execute: ({ accountId, domainId, id }) => sql`
+        SELECT id, name, fields FROM utm_templates
+        WHERE account_id = ${accountId} AND domain_id = ${domainId} AND id = ${id}`
+    })
+
+    return { create, listByDomain, findOnDomain } as const
   })
 }) {}

@@ -1,0 +1,31 @@
+import { Schema } from "effect"
+
+export const LinkStatus = Schema.Literal("active", "archived", "deleted")
+export type LinkStatus = typeof LinkStatus.Type
+
+export class LinkTag extends Schema.Class<LinkTag>("LinkTag")({
+  name: Schema.String,
+  shared: Schema.Boolean
+}) {}
+
+/** A link as version 4 shows it (spec "Link"; `tags` per CONTRACT §6). */
+export class Link extends Schema.Class<Link>("Link")({
+  id: Schema.Int,
+  url: Schema.String,
+  alias: Schema.String,
+  short_link: Schema.String,
+  redirect_url: Schema.String,
+  created: Schema.Int,
+  modified: Schema.Int,
+  user_id: Schema.Int,
+  domain_id: Schema.Int,
+  click_count: Schema.Int,
+  notify_on_click: Schema.Literal("0", "1"),
+  notes: Schema.String,
+  redirect_type: Schema.Literal(301, 307),
+  status: LinkStatus,
+  template_id: Schema.NullOr(Schema.Int),
+  delete_on: Schema.NullOr(Schema.Int),
+  archive_on: Schema.NullOr(Schema.Int),
+  tags: Schema.Array(LinkTag)
+}) {}

@@ -1,0 +1,100 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { Api } from "../Api/Api.ts"
+import { CurrentUser } from "../Api/Authentication.ts"
+import { ApiError } from "../Domain/ApiError.ts"
+import type { Link } from "../Domain/Link.ts"
+import { parseHttpUrl } from "../Domain/Url.ts"
+import { AccountRepo } from "../Repos/AccountRepo.ts"
+import { LinkRepo, type Viewer } from "../Repos/LinkRepo.ts"
+import { QrRenderer } from "../Services/QrRenderer.ts"
+import { UrlChecker } from "../Services/UrlChecker.ts"
+import { readCreateLink } from "./LinkInput.ts"
+import { viewerOf } from "./LinkAccess.ts"
+
+const ALIAS_ATTEMPTS = 8
+
+export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
+  Effect.gen(function* () {
+    const links = yield* LinkRepo
+    const accounts = yield* AccountRepo
+    const checker = yield* UrlChecker
+    const qr = yield* QrRenderer
+    const sql = yield* SqlClient.SqlClient
+
+    const found = (link: Option.Option<Link>) =>
+      Option.match(link, { onNone: () => Effect.fail(ApiError.of(10150)), onSome: (link) => Effect.succeed({ objects: [link] }) })
+
+    const linkById = (domainId: number, linkId: number, viewer: Viewer) =>
+      Effect.flatMap(links.byId(domainId, linkId, viewer), (link) =>
+        Option.match(link, { onNone: () => Effect.die(`link ${linkId} vanished`), onSome: Effect.succeed })
+      )
+
+    return handlers
+      .handle("validate", ({ payload }) => {
+        const url = typeof payload.url === "string" ? parseHttpUrl(payload.url, { assumeHttp: true }) : undefined
+        return url === undefined ? Effect.fail(ApiError.of(10100)) : Effect.succeed({ objects: [{ url }] })
+      })
+      .handle("byId", ({ path }) =>
+        Effect.gen(function* () {
+          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          return yield* found(yield* links.byId(path.domain_id, path.link_id, viewer))
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      )
+      .handle("qr", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          const { objects } = yield* found(yield* links.byId(path.domain_id, path.link_id, viewer))
+          const image = yield* qr.render(`${objects[0]!.short_link}?qr=1`, urlParams.format ?? "png")
+          return HttpServerResponse.uint8Array(image.body, { contentType: image.contentType })
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      )
+      .handle("byAlias", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          const alias = urlParams.alias ?? ""
+          if (alias === "" || alias.length > 255) return yield* ApiError.of(10102)
+          return yield* found(yield* links.byAlias(path.domain_id, alias, viewer))
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      )
+      .handle("create", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentUser
+          const { viewer } = yield* viewerOf(caller, path.domain_id, { activeOnly: true })
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const draft = yield* readCreateLink(payload, { accountId: caller.accountId, domainId: path.domain_id, now })
+          if (draft.checkUrl) {
+            const verdict = yield* checker.check(draft.url)
+            if (verdict !== "ok") return yield* ApiError.of(10100)
+          }
+          if (draft.dupeCheck) {
+            const existing = yield* links.firstOwnByUrl(path.domain_id, draft.url, viewer)
+            if (Option.isSome(existing)) {
+              return { objects: [yield* linkById(path.domain_id, existing.value, viewer)], new_link: false }
+            }
+          }
+          const id = yield* sql.withTransaction(
+            Effect.gen(function* () {
+              const account = yield* accounts.findById(caller.accountId)
+              const quota = Option.isSome(account) ? account.value.link_quota : null
+              if (quota !== null && (yield* links.countForQuota(caller.accountId)) >= quota) {
+                return yield* ApiError.of(10144)
+              }
+              for (let attempt = 0; attempt < ALIAS_ATTEMPTS; attempt++) {
+                const alias = draft.alias ?? draft.generateAlias()
+                const created = yield* links.insert({ ...draft.link, alias, domainId: path.domain_id, userId: caller.userId })
+                if (Option.isSome(created)) {
+                  yield* links.attachTags(created.value, path.domain_id, caller.userId, draft.tags)
+                  return created.value
+                }
+                if (draft.alias !== undefined) return yield* ApiError.of(10104)
+              }
+              return yield* ApiError.of(10142, "could not find a free alias; try a longer rand_alias_length")
+            })
+          )
+          return { objects: [yield* linkById(path.domain_id, id, viewer)], new_link: true }
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      )
+  })
+)
