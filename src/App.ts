@@ -12,11 +12,13 @@ import { AuthHttpLive } from "./Http/AuthHttp.ts"
 import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
 import { ErrorCodesHttpLive } from "./Http/ErrorCodesHttp.ts"
 import { LinksHttpLive } from "./Http/LinksHttp.ts"
+import { TagsHttpLive } from "./Http/TagsHttp.ts"
 import { makeNodeServer } from "./Http/NodeServer.ts"
 import { OperationsHttpLive } from "./Http/OperationsHttp.ts"
 import { AccountRepo } from "./Repos/AccountRepo.ts"
 import { DomainRepo } from "./Repos/DomainRepo.ts"
 import { LinkRepo } from "./Repos/LinkRepo.ts"
+import { TagRepo } from "./Repos/TagRepo.ts"
 import { UserRepo } from "./Repos/UserRepo.ts"
 import { UtmTemplateRepo } from "./Repos/UtmTemplateRepo.ts"
 import { Accounts } from "./Services/Accounts.ts"
@@ -38,7 +40,8 @@ export const coreLayer = (database: Database) => {
     UserRepo.Default,
     DomainRepo.Default,
     UtmTemplateRepo.Default,
-    LinkRepo.Default
+    LinkRepo.Default,
+    TagRepo.Default
   )
   const services = Layer.mergeAll(
     TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)),
@@ -73,7 +76,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, OperationsHttpLive]),
+  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, TagsHttpLive, OperationsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

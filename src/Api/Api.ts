@@ -4,6 +4,7 @@ import { AuthApi } from "./AuthApi.ts"
 import { DomainsApi } from "./DomainsApi.ts"
 import { ErrorCodesApi } from "./ErrorCodesApi.ts"
 import { LinksApi } from "./LinksApi.ts"
+import { TagsApi } from "./TagsApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
 
 /** Version 4 of the link API (CONTRACT §2), plus the operational endpoints (§12). */
@@ -12,6 +13,7 @@ export class Api extends HttpApi.make("links")
   .add(DomainsApi.prefix("/api/v4"))
   .add(ErrorCodesApi.prefix("/api/v4"))
   .add(LinksApi.prefix("/api/v4"))
+  .add(TagsApi.prefix("/api/v4"))
   .add(OperationsApi)
   .addError(ApiErrorBodies[400])
   .addError(ApiErrorBodies[401])

@@ -10,11 +10,19 @@ export interface TagInput {
   readonly shared: boolean
 }
 
-const tagOf = (raw: unknown): TagInput | undefined => {
-  if (!isPlainObject(raw) || typeof raw.name !== "string") return undefined
-  const name = raw.name.trim()
+/** A tag name as stored: trimmed, 1-50 characters, no control characters; undefined otherwise. */
+export const tagNameOf = (raw: unknown): string | undefined => {
+  if (typeof raw !== "string") return undefined
+  const name = raw.trim()
   const length = codePointLength(name)
   if (length === 0 || length > MAX_TAG_NAME_LENGTH || hasControlCharacter(name) || hasLoneSurrogate(name)) return undefined
+  return name
+}
+
+const tagOf = (raw: unknown): TagInput | undefined => {
+  if (!isPlainObject(raw)) return undefined
+  const name = tagNameOf(raw.name)
+  if (name === undefined) return undefined
   const shared = isAbsent(raw.shared) ? false : raw.shared
   return typeof shared === "boolean" ? { name, shared } : undefined
 }
