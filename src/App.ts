@@ -25,6 +25,7 @@ import { Accounts } from "./Services/Accounts.ts"
 import { LoginThrottle } from "./Services/LoginThrottle.ts"
 import { Passwords } from "./Services/Passwords.ts"
 import { RateLimiter } from "./Services/RateLimiter.ts"
+import { Scheduler } from "./Services/Scheduler.ts"
 import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
 import { QrRenderer } from "./Services/QrRenderer.ts"
 import { UrlChecker } from "./Services/UrlChecker.ts"
@@ -51,8 +52,8 @@ export const coreLayer = (database: Database) => {
     UrlChecker.Live,
     QrRenderer.Live
   )
-  const accounts = Accounts.Default
-  return accounts.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
+  const topLevel = Layer.merge(Accounts.Default, Scheduler.Default)
+  return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
 
 /** On a database with no user: the first account and its admin (CONTRACT §12). */
