@@ -11,6 +11,7 @@ import { AuthenticationLive } from "./Http/AuthenticationLive.ts"
 import { AuthHttpLive } from "./Http/AuthHttp.ts"
 import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
 import { ErrorCodesHttpLive } from "./Http/ErrorCodesHttp.ts"
+import { LinkSearchHttpLive } from "./Http/LinkSearchHttp.ts"
 import { LinksHttpLive } from "./Http/LinksHttp.ts"
 import { TagsHttpLive } from "./Http/TagsHttp.ts"
 import { makeNodeServer } from "./Http/NodeServer.ts"
@@ -77,7 +78,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, TagsHttpLive, OperationsHttpLive]),
+  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

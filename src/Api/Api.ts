@@ -3,6 +3,7 @@ import { ApiErrorBodies } from "../Domain/ApiError.ts"
 import { AuthApi } from "./AuthApi.ts"
 import { DomainsApi } from "./DomainsApi.ts"
 import { ErrorCodesApi } from "./ErrorCodesApi.ts"
+import { LinkSearchApi } from "./LinkSearchApi.ts"
 import { LinksApi } from "./LinksApi.ts"
 import { TagsApi } from "./TagsApi.ts"
 import { OperationsApi } from "./OperationsApi.ts"
@@ -13,6 +14,7 @@ export class Api extends HttpApi.make("links")
   .add(DomainsApi.prefix("/api/v4"))
   .add(ErrorCodesApi.prefix("/api/v4"))
   .add(LinksApi.prefix("/api/v4"))
+  .add(LinkSearchApi.prefix("/api/v4"))
   .add(TagsApi.prefix("/api/v4"))
   .add(OperationsApi)
   .addError(ApiErrorBodies[400])

@@ -29,6 +29,16 @@ export const CreateLink = Schema.Struct({
   redirect_type: field("301 or 307")
 })
 
+/**
+ * E12's body: a JSON array of operations `{op, path, value}`, each read by the handler
+ * (`Http/LinkPatch.ts`), every problem reported. A body that is not an array is 10130.
+ */
+export const UpdateLink = coded(10130)(
+  Schema.Array(
+    Schema.Unknown.annotations({ description: "{op: \"replace\" (default), path: \"/alias\" | \"/notes\" | \"/notify_on_click\" | \"/url\" | \"/delete_on\" | \"/archive_on\", value}" })
+  )
+)
+
 export class LinkCreated extends Schema.Class<LinkCreated>("LinkCreated")({
   objects: Schema.Array(Link),
   new_link: Schema.Boolean
@@ -71,5 +81,15 @@ export class LinksApi extends HttpApiGroup.make("links")
     HttpApiEndpoint.get("byId")`/${domainId}/links/${linkId}`
       .addSuccess(LinkList)
       .annotate(OpenApi.Description, "E11: a link by id")
+  )
+  .add(
+    HttpApiEndpoint.patch("update")`/${domainId}/links/${linkId}`
+      .setPayload(UpdateLink)
+      .addSuccess(LinkList)
+      .annotate(
+        OpenApi.Description,
+        "E12: replace some of a link's fields, all or none: 1-6 operations {op: replace, path, value} with path " +
+          "/alias, /notes, /notify_on_click, /url, /delete_on or /archive_on"
+      )
   )
   .middleware(Authentication) {}

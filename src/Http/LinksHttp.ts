@@ -1,16 +1,18 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import { Api } from "../Api/Api.ts"
 import { CurrentUser } from "../Api/Authentication.ts"
-import { ApiError } from "../Domain/ApiError.ts"
+import { ApiError, type ErrorItem } from "../Domain/ApiError.ts"
 import type { Link } from "../Domain/Link.ts"
 import { parseHttpUrl } from "../Domain/Url.ts"
 import { AccountRepo } from "../Repos/AccountRepo.ts"
+import { UtmTemplateRepo } from "../Repos/UtmTemplateRepo.ts"
 import { LinkRepo, type Viewer } from "../Repos/LinkRepo.ts"
 import { QrRenderer } from "../Services/QrRenderer.ts"
 import { UrlChecker } from "../Services/UrlChecker.ts"
 import { readCreateLink } from "./LinkInput.ts"
+import { orderUtmValues, planLinkUpdate, readLinkPatch } from "./LinkPatch.ts"
 import { viewerOf } from "./LinkAccess.ts"
 
 const ALIAS_ATTEMPTS = 8
@@ -22,6 +24,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
     const checker = yield* UrlChecker
     const qr = yield* QrRenderer
     const sql = yield* SqlClient.SqlClient
+    const templates = yield* UtmTemplateRepo
 
     const found = (link: Option.Option<Link>) =>
       Option.match(link, { onNone: () => Effect.fail(ApiError.of(10150)), onSome: (link) => Effect.succeed({ objects: [link] }) })
@@ -56,6 +59,47 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
           const alias = urlParams.alias ?? ""
           if (alias === "" || alias.length > 255) return yield* ApiError.of(10102)
           return yield* found(yield* links.byAlias(path.domain_id, alias, viewer))
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      )
+      .handle("update", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentUser
+          const { viewer } = yield* viewerOf(caller, path.domain_id, { activeOnly: false })
+          const before = yield* links.byId(path.domain_id, path.link_id, viewer)
+          if (Option.isNone(before)) return yield* ApiError.of(10150)
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const reading = readLinkPatch(payload, now)
+          const { changes } = reading
+          // No override flag on E12: a new url gets the 404 check (and the address policy) always.
+          const extra: Array<ErrorItem> = []
+          if (changes.url !== undefined && changes.url !== before.value.url && (yield* checker.check(changes.url)) !== "ok") {
+            extra.push(ApiError.item(10132))
+          }
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              const stored = yield* links.lockForUpdate({ domainId: path.domain_id, linkId: path.link_id, viewer })
+              if (Option.isNone(stored)) return yield* ApiError.of(10150)
+              const link = stored.value
+              if (changes.alias !== undefined && (yield* links.aliasTaken(path.domain_id, changes.alias, link.id))) {
+                extra.push(ApiError.item(10140, changes.alias))
+              }
+              const template =
+                changes.url === undefined || link.template_id === null
+                  ? Option.none()
+                  : yield* templates.findOnDomain({ accountId: caller.accountId, domainId: path.domain_id, id: link.template_id })
+              const codes = Option.match(template, { onNone: () => [], onSome: (t) => t.fields.map((field) => field.field_code) })
+              const plan = planLinkUpdate(reading, {
+                url: link.url,
+                archiveOn: link.archive_on,
+                deleteOn: link.delete_on,
+                utmValues: orderUtmValues(link.utm_fields, codes)
+              }, extra)
+              if (Either.isLeft(plan)) return yield* ApiError.all(plan.left)
+              const outcome = yield* links.update(link.id, plan.right)
+              if (outcome === "alias_taken") return yield* ApiError.of(10140, changes.alias ?? "")
+            })
+          )
+          return { objects: [yield* linkById(path.domain_id, path.link_id, viewer)] }
         }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
       )
       .handle("create", ({ path, payload }) =>

@@ -33,6 +33,26 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   }
 }
 
+/** E6's filters; `onlyOwn` keeps the viewer's own links even when they may see all. */
+export interface LinkSearch {
+  readonly domainId: number
+  readonly viewer: Viewer
+  readonly onlyOwn: boolean
+  readonly keyword: string | undefined
+  readonly url: string | undefined
+  readonly tag: string | undefined
+  readonly createdFrom: number | undefined
+  readonly createdTo: number | undefined
+  readonly newestFirst: boolean
+  readonly limit: number
+  readonly offset: number
+}
+
+class LinkSearchRow extends LinkRow.extend<LinkSearchRow>("LinkSearchRow")({
+  total: Schema.Int,
+  total_clicks: Schema.Int
+}) {}
+
 /** Who asks: links of others are visible only to those who administer the domain (CONTRACT §4). */
 export const Viewer = Schema.Struct({ accountId: Schema.Int, userId: Schema.Int, seesAll: Schema.Boolean })
 export type Viewer = typeof Viewer.Type
@@ -50,6 +70,28 @@ export interface NewLink {
   readonly utmFields: Record<string, string> | null
   readonly archiveOn: number | null
   readonly deleteOn: number | null
+}
+
+/** What E12 needs of a link before changing it. */
+export class StoredLinkRow extends Schema.Class<StoredLinkRow>("StoredLinkRow")({
+  id: Schema.Int,
+  url: Schema.String,
+  alias: Schema.String,
+  template_id: Schema.NullOr(Schema.Int),
+  utm_fields: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+  archive_on: Schema.NullOr(Schema.Int),
+  delete_on: Schema.NullOr(Schema.Int)
+}) {}
+
+/** The fields E12 changes; absent ones stay. A null date clears it. */
+export interface LinkUpdateRow {
+  readonly url?: string
+  readonly redirectUrl?: string
+  readonly alias?: string
+  readonly notes?: string
+  readonly notifyOnClick?: boolean
+  readonly archiveOn?: number | null
+  readonly deleteOn?: number | null
 }
 
 export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
@@ -141,6 +183,91 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         (rows) => Option.fromNullable(rows[0]?.id)
       )
 
-    return { byId, byAlias, insert, attachTags, countForQuota, firstOwnByUrl } as const
+    /** The link as the viewer sees it, locked until the transaction ends (E12). */
+    const lockForUpdate = SqlSchema.findOne({
+      Request: Schema.Struct({ domainId: Schema.Int, linkId: Schema.Int, viewer: Viewer }),
+      Result: StoredLinkRow,
+      execute: ({ domainId, linkId, viewer }) => sql`
+        SELECT l.id, l.url, l.alias, l.template_id, l.utm_fields, ${epoch("archive_on")}, ${epoch("delete_on")}
+        FROM links l JOIN domains d ON d.id = l.domain_id
+        WHERE l.id = ${linkId} AND l.domain_id = ${domainId} AND ${visibleTo(viewer)}
+        FOR UPDATE OF l`
+    })
+
+    /** Whether another non-deleted link of the domain has the alias, ignoring case. */
+    const aliasTaken = (domainId: number, alias: string, exceptLinkId: number) =>
+      Effect.map(
+        sql<{ id: number }>`
+          SELECT id FROM links
+          WHERE domain_id = ${domainId} AND lower(alias) = lower(${alias}) AND id <> ${exceptLinkId} AND status <> 'deleted'
+          LIMIT 1`,
+        (rows) => rows.length > 0
+      )
+
+    /**
+     * One UPDATE of the given fields, `modified` set to now: "updated", or "alias_taken" when the
+     * alias unique index refuses it (a concurrent create or update took it first).
+     */
+    const update = (linkId: number, changes: LinkUpdateRow) => {
+      const sets = [sql`modified = now()`]
+      if (changes.url !== undefined) sets.push(sql`url = ${changes.url}`)
+      if (changes.redirectUrl !== undefined) sets.push(sql`redirect_url = ${changes.redirectUrl}`)
+      if (changes.alias !== undefined) sets.push(sql`alias = ${changes.alias}`)
+      if (changes.notes !== undefined) sets.push(sql`notes = ${changes.notes}`)
+      if (changes.notifyOnClick !== undefined) sets.push(sql`notify_on_click = ${changes.notifyOnClick}`)
+      if (changes.archiveOn !== undefined) sets.push(sql`archive_on = to_timestamp(${changes.archiveOn})`)
+      if (changes.deleteOn !== undefined) sets.push(sql`delete_on = to_timestamp(${changes.deleteOn})`)
+      return sql`UPDATE links SET ${sql.csv(sets)} WHERE id = ${linkId}`.pipe(
+        Effect.as("updated" as const),
+        Effect.catchIf(
+          (error) => /links_alias/.test(String(error.cause)) || (error.cause as { code?: unknown } | undefined)?.code === "23505",
+          () => Effect.succeed("alias_taken" as const)
+        )
+      )
+    }
+
+    const searchFilter = (q: LinkSearch) => {
+      const conditions = [
+        sql`l.domain_id = ${q.domainId}`,
+        visibleTo(q.viewer),
+        ...(q.onlyOwn ? [sql`l.user_id = ${q.viewer.userId}`] : []),
+        ...(q.keyword === undefined || q.keyword === ""
+          ? []
+          : [sql`(position(lower(${q.keyword}) IN lower(l.alias)) > 0 OR position(lower(${q.keyword}) IN lower(l.notes)) > 0
+                 OR position(lower(${q.keyword}) IN lower(l.redirect_url)) > 0)`]),
+        ...(q.url === undefined ? [] : [sql`l.url = ${q.url}`]),
+        ...(q.tag === undefined
+          ? []
+          : [sql`EXISTS (SELECT 1 FROM link_tags lt JOIN tags t ON t.id = lt.tag_id
+                         WHERE lt.link_id = l.id AND lower(t.name) = lower(${q.tag}))`]),
+        ...(q.createdFrom === undefined ? [] : [sql`l.created >= to_timestamp(${q.createdFrom})`]),
+        ...(q.createdTo === undefined ? [] : [sql`l.created < to_timestamp(${q.createdTo})`])
+      ]
+      return sql.and(conditions)
+    }
+
+    /** A page of matching links, the number of all matches and the sum of their clicks. */
+    const search = (q: LinkSearch) =>
+      Effect.gen(function* () {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: LinkSearchRow,
+          execute: () => sql`
+            SELECT * FROM (
+              SELECT page.*, count(*) OVER () AS total, coalesce(sum(page.click_count) OVER (), 0)::int8 AS total_clicks
+              FROM (${select} WHERE ${searchFilter(q)}) page
+            ) ranked
+            ORDER BY id ${q.newestFirst ? sql.unsafe("DESC") : sql.unsafe("ASC")}
+            LIMIT ${q.limit} OFFSET ${q.offset}`
+        })(undefined)
+        const first = rows[0]
+        if (first !== undefined) return { links: rows.map((row) => row.toLink()), total: first.total, clicks: first.total_clicks }
+        const [totals] = yield* sql<{ total: number; clicks: number }>`
+          SELECT count(*)::int8 AS total, coalesce(sum(l.click_count), 0)::int8 AS clicks
+          FROM links l JOIN domains d ON d.id = l.domain_id WHERE ${searchFilter(q)}`
+        return { links: [], total: totals?.total ?? 0, clicks: totals?.clicks ?? 0 }
+      })
+
+    return { byId, byAlias, search, insert, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
   })
 }) {}
