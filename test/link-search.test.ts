@@ -1,21 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
+import { at, call, codes, newUser, type TestUser } from "./support/Http.ts"
+import { newDomain as domainOf, newLink as link } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-let serial = 0
-const domainOf = (user: TestUser) =>
-  Effect.map(
-    call("POST", "/api/v4/domains", { token: user.token, body: { domain: `q${Date.now().toString(36)}${++serial}.example` } }),
-    (reply) => numberAt(reply.body, "objects", 0, "id")
-  )
-
-const link = (user: TestUser, domainId: number, body: Record<string, unknown>) =>
-  Effect.map(
-    call("POST", `/api/v4/${domainId}/links`, { token: user.token, body: { override_404_check: 1, ...body } }),
-    (reply) => numberAt(reply.body, "objects", 0, "id")
-  )
 
 const search = (user: TestUser, domainId: number, query = "") => call("GET", `/api/v4/${domainId}/links${query}`, { token: user.token })
 const ids = (reply: { body: unknown }) => (at(reply.body, "objects") as ReadonlyArray<unknown>).map((l) => at(l, "id"))

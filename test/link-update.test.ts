@@ -1,31 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Accounts } from "../src/Services/Accounts.ts"
 import { at, call, codes, newUser, numberAt, type Reply, type TestUser } from "./support/Http.ts"
+import { answering, newDomain as domainOf, newLink as linkOf } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-let serial = 0
-const uniqueDomain = () => `u${Date.now().toString(36)}${++serial}.example`
-
-const domainOf = (user: TestUser) =>
-  Effect.map(call("POST", "/api/v4/domains", { token: user.token, body: { domain: uniqueDomain() } }), (reply) =>
-    numberAt(reply.body, "objects", 0, "id")
-  )
-
-const linkOf = (user: TestUser, domainId: number, body: Record<string, unknown> = {}) =>
-  Effect.map(
-    call("POST", `/api/v4/${domainId}/links`, {
-      token: user.token,
-      body: { url: "https://example.com/start", override_404_check: 1, ...body }
-    }),
-    (reply) => {
-      if (reply.status !== 200) throw new Error(`create failed: ${reply.text}`)
-      return numberAt(reply.body, "objects", 0, "id")
-    }
-  )
 
 const patch = (user: TestUser, domainId: number | string, linkId: number | string, body: unknown) =>
   call("PATCH", `/api/v4/${domainId}/links/${linkId}`, { token: user.token, body })
@@ -36,19 +15,6 @@ const read = (user: TestUser, domainId: number, linkId: number) =>
 const replace = (path: string, value: unknown) => ({ op: "replace", path, value })
 
 const errors = (reply: Reply) => at(reply.body, "errors")
-
-/** A local server answering every path with `status`. */
-const answering = (status: number) =>
-  Effect.acquireRelease(
-    Effect.async<{ url: string; close: () => void }>((resume) => {
-      const server = createServer((_, res) => res.writeHead(status).end())
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/page`, close: () => server.close() }))
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
 
 describe("links: E12 update", () => {
   layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {

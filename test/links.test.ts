@@ -1,40 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
 import { Accounts } from "../src/Services/Accounts.ts"
 import { QrRenderer } from "../src/Services/QrRenderer.ts"
 import { at, call, codes, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
+import { answering, newDomain as domainOf } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-let serial = 0
-const uniqueDomain = () => `l${Date.now().toString(36)}${++serial}.example`
-
-const domainOf = (user: TestUser, body: Record<string, unknown> = {}) =>
-  Effect.map(call("POST", "/api/v4/domains", { token: user.token, body: { domain: uniqueDomain(), ...body } }), (reply) =>
-    numberAt(reply.body, "objects", 0, "id")
-  )
 
 const create = (user: TestUser, domainId: number | string, body: unknown) =>
   call("POST", `/api/v4/${domainId}/links`, { token: user.token, body })
-
-/** A local server answering every path with `status` and counting its hits. */
-const answering = (status: number) =>
-  Effect.acquireRelease(
-    Effect.async<{ url: string; hits: () => number; close: () => void }>((resume) => {
-      let hits = 0
-      const server = createServer((_, res) => {
-        hits++
-        res.writeHead(status).end()
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/page`, hits: () => hits, close: () => server.close() }))
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
 
 describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
   layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {

@@ -3,20 +3,16 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Scheduler } from "../src/Services/Scheduler.ts"
 import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
+import { newDomain, newLink } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
 
-let serial = 0
 const setup = Effect.gen(function* () {
   const user = yield* newUser()
-  const reply = yield* call("POST", "/api/v4/domains", { token: user.token, body: { domain: `s${Date.now().toString(36)}${++serial}.example` } })
-  return { user, domainId: numberAt(reply.body, "objects", 0, "id") }
+  return { user, domainId: yield* newDomain(user) }
 })
 
 const createLink = (user: TestUser, domainId: number, body: Record<string, unknown>) =>
-  Effect.map(
-    call("POST", `/api/v4/${domainId}/links`, { token: user.token, body: { url: "https://example.com/", override_404_check: 1, ...body } }),
-    (reply) => numberAt(reply.body, "objects", 0, "id")
-  )
+  newLink(user, domainId, { url: "https://example.com/", ...body })
 
 /** Moves a link's schedule and its timestamps an hour back, as if that hour had passed. */
 const anHourLater = (linkId: number) =>

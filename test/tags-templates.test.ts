@@ -1,15 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
+import { at, call, codes, newUser } from "./support/Http.ts"
+import { newDomain as domainOf } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-let serial = 0
-const domainOf = (user: TestUser) =>
-  Effect.map(
-    call("POST", "/api/v4/domains", { token: user.token, body: { domain: `t${Date.now().toString(36)}${++serial}.example` } }),
-    (reply) => numberAt(reply.body, "objects", 0, "id")
-  )
 
 const names = (reply: { body: unknown }) => (at(reply.body, "objects") as ReadonlyArray<unknown>).map((t) => at(t, "name"))
 
