@@ -1,5 +1,6 @@
 /**
- * Load benchmark of the API of the real server process, beside a bare node:http reference serving
+ * Load benchmark of the API of the real server process (domains, links created and searched, health,
+ * login), beside a bare node:http reference serving
  * the same JSON in the same run. `npm run bench:api`; BENCH_SECONDS (default 10) sets the length
  * of each measured run, BENCH_WARMUP_SECONDS (default 2) the warm-up before it. PostgreSQL when
  * BENCH_DATABASE_URL or DATABASE_URL is set (a fresh database, dropped at the end), else embedded.
@@ -82,6 +83,20 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       headers: { authorization: `Bearer ${token}` }
     },
     { name: "service GET /healthz", url: `${service.baseUrl}/healthz`, connections: 50 },
+    {
+      name: "service POST /api/v4/1/links (create)",
+      url: `${api}/1/links`,
+      connections: 50,
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: "https://example.com/landing", notes: "bench", override_404_check: 1 })
+    },
+    {
+      name: "service GET /api/v4/1/links?keyword= (search)",
+      url: `${api}/1/links?keyword=landing&order=latest`,
+      connections: 50,
+      headers: { authorization: `Bearer ${token}` }
+    },
     {
       name: "service POST /api/v4/validate_login",
       url: `${api}/validate_login`,

@@ -48,11 +48,6 @@ export interface LinkSearch {
   readonly offset: number
 }
 
-class LinkSearchRow extends LinkRow.extend<LinkSearchRow>("LinkSearchRow")({
-  total: Schema.Int,
-  total_clicks: Schema.Int
-}) {}
-
 /** Who asks: links of others are visible only to those who administer the domain (CONTRACT §4). */
 export const Viewer = Schema.Struct({ accountId: Schema.Int, userId: Schema.Int, seesAll: Schema.Boolean })
 export type Viewer = typeof Viewer.Type
@@ -246,26 +241,30 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
       return sql.and(conditions)
     }
 
-    /** A page of matching links, the number of all matches and the sum of their clicks. */
+    /**
+     * A page of matching links, the number of all matches and the sum of their clicks. Matches are
+     * counted on bare rows; only the page's rows are built in full (tags, timestamps).
+     */
     const search = (q: LinkSearch) =>
       Effect.gen(function* () {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: LinkSearchRow,
-          execute: () => sql`
-            SELECT * FROM (
-              SELECT page.*, count(*) OVER () AS total, coalesce(sum(page.click_count) OVER (), 0)::int8 AS total_clicks
-              FROM (${select} WHERE ${searchFilter(q)}) page
-            ) ranked
-            ORDER BY id ${q.newestFirst ? sql.unsafe("DESC") : sql.unsafe("ASC")}
-            LIMIT ${q.limit} OFFSET ${q.offset}`
-        })(undefined)
-        const first = rows[0]
-        if (first !== undefined) return { links: rows.map((row) => row.toLink()), total: first.total, clicks: first.total_clicks }
+        const direction = q.newestFirst ? sql.unsafe("DESC") : sql.unsafe("ASC")
         const [totals] = yield* sql<{ total: number; clicks: number }>`
           SELECT count(*)::int8 AS total, coalesce(sum(l.click_count), 0)::int8 AS clicks
           FROM links l JOIN domains d ON d.id = l.domain_id WHERE ${searchFilter(q)}`
-        return { links: [], total: totals?.total ?? 0, clicks: totals?.clicks ?? 0 }
+        const total = totals?.total ?? 0
+        if (total <= q.offset) return { links: [], total, clicks: totals?.clicks ?? 0 }
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: LinkRow,
+          execute: () => sql`
+            ${select}
+            WHERE l.id IN (
+              SELECT l.id FROM links l JOIN domains d ON d.id = l.domain_id WHERE ${searchFilter(q)}
+              ORDER BY l.id ${direction} LIMIT ${q.limit} OFFSET ${q.offset}
+            )
+            ORDER BY l.id ${direction}`
+        })(undefined)
+        return { links: rows.map((row) => row.toLink()), total, clicks: totals?.clicks ?? 0 }
       })
 
     return { byId, byAlias, search, insert, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
