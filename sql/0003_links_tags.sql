@@ -24,9 +24,11 @@ CREATE TABLE links (
 CREATE UNIQUE INDEX links_alias ON links (domain_id, lower(alias)) WHERE status <> 'deleted';
 CREATE INDEX links_domain_user ON links (domain_id, user_id, id) WHERE status <> 'deleted';
 CREATE INDEX links_domain_url ON links (domain_id, url) WHERE status <> 'deleted';
--- The scheduler's work list: active links with an archive or delete date.
+-- The scheduler's work lists: active links with an archive or delete date, archived ones with a
+-- delete date.
 CREATE INDEX links_due ON links ((coalesce(archive_on, delete_on)))
   WHERE status = 'active' AND (archive_on IS NOT NULL OR delete_on IS NOT NULL);
+CREATE INDEX links_due_archived ON links (delete_on) WHERE status = 'archived' AND delete_on IS NOT NULL;
 
 CREATE TABLE tags (
   id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -65,6 +65,17 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
       })
     )
 
+    it.effect("E4 ignores rand_alias_length when an alias is given", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domainId = yield* domainOf(user)
+        const reply = yield* create(user, domainId, { url: "https://example.com/", override_404_check: 1, alias: "given", rand_alias_length: 99 })
+        expect(reply.status, reply.text).toBe(200)
+        expect(at(reply.body, "objects", 0, "alias")).toBe("given")
+        expect(codes(yield* create(user, domainId, { url: "https://example.com/", override_404_check: 1, rand_alias_length: 99 }))).toEqual([10102])
+      })
+    )
+
     it.effect("E4 reports every wrong field with its own code in one answer", () =>
       Effect.gen(function* () {
         const user = yield* newUser()

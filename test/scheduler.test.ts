@@ -61,6 +61,26 @@ describe("scheduled archive and delete (CONTRACT §6)", () => {
       })
     )
 
+    it.effect("an archived link given a delete_on (E12) is deleted when it comes", () =>
+      Effect.gen(function* () {
+        const { user, domainId } = yield* setup
+        const id = yield* createLink(user, domainId, { alias: "later", archive_on: Math.floor(Date.now() / 1000) + 60 })
+        yield* anHourLater(id)
+        const scheduler = yield* Scheduler
+        yield* scheduler.sweep
+        const patched = yield* call("PATCH", `/api/v4/${domainId}/links/${id}`, {
+          token: user.token,
+          body: [{ op: "replace", path: "/archive_on", value: null }, { op: "replace", path: "/delete_on", value: Math.floor(Date.now() / 1000) + 60 }]
+        })
+        expect(patched.status, patched.text).toBe(200)
+        expect(at(patched.body, "objects", 0, "status")).toBe("archived")
+        yield* anHourLater(id)
+        yield* scheduler.sweep
+        expect(codes(yield* call("GET", `/api/v4/${domainId}/links/${id}`, { token: user.token }))).toEqual([10150])
+        expect(yield* createLink(user, domainId, { alias: "later" })).not.toBe(id)
+      })
+    )
+
     it.effect("sweeps running at once move each due link exactly once", () =>
       Effect.gen(function* () {
         const { user, domainId } = yield* setup

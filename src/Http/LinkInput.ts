@@ -40,7 +40,8 @@ export const readCreateLink = (
 
     const url = take(checkUrl(body.url, "create"), "")
     const alias = body.alias === undefined || body.alias === null ? undefined : take(checkAlias(body.alias, "create"), "")
-    const aliasLength = take(checkRandAliasLength(body.rand_alias_length), 6)
+    // The specification: rand_alias_length is ignored when an alias is given.
+    const aliasLength = alias === undefined ? take(checkRandAliasLength(body.rand_alias_length), 6) : 6
     const notes = take(checkNotes(body.notes, "create"), "")
     const notifyOnClick = take(checkNotifyOnClick(body.notify_on_click, "create"), false)
     const redirectType = take(checkRedirectType(body.redirect_type), 301)

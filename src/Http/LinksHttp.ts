@@ -26,13 +26,12 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const templates = yield* UtmTemplateRepo
 
-    const found = (link: Option.Option<Link>) =>
-      Option.match(link, { onNone: () => Effect.fail(ApiError.of(10150)), onSome: (link) => Effect.succeed({ objects: [link] }) })
+    /** The link, or 404 10150 (also for one the scheduler deleted just after it was written). */
+    const orNotFound = (link: Option.Option<Link>) =>
+      Option.match(link, { onNone: () => Effect.fail(ApiError.of(10150)), onSome: Effect.succeed })
 
     const linkById = (domainId: number, linkId: number, viewer: Viewer) =>
-      Effect.flatMap(links.byId(domainId, linkId, viewer), (link) =>
-        Option.match(link, { onNone: () => Effect.die(`link ${linkId} vanished`), onSome: Effect.succeed })
-      )
+      Effect.flatMap(links.byId(domainId, linkId, viewer), orNotFound)
 
     return handlers
       .handle("validate", ({ payload }) => {
@@ -42,14 +41,14 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       .handle("byId", ({ path }) =>
         Effect.gen(function* () {
           const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
-          return yield* found(yield* links.byId(path.domain_id, path.link_id, viewer))
+          return { objects: [yield* linkById(path.domain_id, path.link_id, viewer)] }
         }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
       )
       .handle("qr", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
-          const { objects } = yield* found(yield* links.byId(path.domain_id, path.link_id, viewer))
-          const image = yield* qr.render(`${objects[0]!.short_link}?qr=1`, urlParams.format ?? "png")
+          const link = yield* linkById(path.domain_id, path.link_id, viewer)
+          const image = yield* qr.render(`${link.short_link}?qr=1`, urlParams.format ?? "png")
           return HttpServerResponse.uint8Array(image.body, { contentType: image.contentType })
         }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
       )
@@ -58,7 +57,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
           const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
           const alias = urlParams.alias ?? ""
           if (alias === "" || alias.length > 255) return yield* ApiError.of(10102)
-          return yield* found(yield* links.byAlias(path.domain_id, alias, viewer))
+          return { objects: [yield* orNotFound(yield* links.byAlias(path.domain_id, alias, viewer))] }
         }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
       )
       .handle("update", ({ path, payload }) =>

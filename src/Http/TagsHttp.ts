@@ -4,6 +4,7 @@ import { Api } from "../Api/Api.ts"
 import { CurrentUser } from "../Api/Authentication.ts"
 import { ApiError, type ErrorItem } from "../Domain/ApiError.ts"
 import type { ErrorCode } from "../Domain/ErrorCatalogue.ts"
+import { codePointLength } from "../Domain/InputValues.ts"
 import { MAX_NOTES_LENGTH, tagNameOf } from "../Domain/LinkRules.ts"
 import type { Caller } from "../Domain/User.ts"
 import { DomainRepo } from "../Repos/DomainRepo.ts"
@@ -42,7 +43,7 @@ export const TagsHttpLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
           const notes = payload.notes ?? ""
           const problems: Array<ErrorItem> = []
           if (name === undefined) problems.push(ApiError.item(10304))
-          if (notes.length > MAX_NOTES_LENGTH) problems.push(ApiError.item(10307))
+          if (codePointLength(notes) > MAX_NOTES_LENGTH) problems.push(ApiError.item(10307))
           const [first, ...rest] = problems
           if (first !== undefined) return yield* ApiError.all([first, ...rest])
           yield* ownDomain(caller, payload.domain_id, 10301)

@@ -5,7 +5,8 @@ import { Clock, Effect, Schedule } from "effect"
 export const SWEEP_INTERVAL = "15 seconds"
 
 /**
- * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted` (CONTRACT §6).
+ * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted` (CONTRACT §6);
+ * an archived link given a `delete_on` (E12) is deleted when it comes.
  * One UPDATE per sweep: with several instances sweeping at once, row locks let each link move once.
  */
 export class Scheduler extends Effect.Service<Scheduler>()("Scheduler", {
@@ -18,7 +19,8 @@ export class Scheduler extends Effect.Service<Scheduler>()("Scheduler", {
       return yield* sql<{ id: number; status: "archived" | "deleted" }>`
         UPDATE links
         SET status = CASE WHEN delete_on <= to_timestamp(${now}) THEN 'deleted' ELSE 'archived' END, modified = now()
-        WHERE status = 'active' AND coalesce(archive_on, delete_on) <= to_timestamp(${now})
+        WHERE (status = 'active' AND coalesce(archive_on, delete_on) <= to_timestamp(${now}))
+           OR (status = 'archived' AND delete_on <= to_timestamp(${now}))
         RETURNING id, status`
     })
 
