@@ -3,7 +3,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Accounts } from "../src/Services/Accounts.ts"
 import { at, call, codes, newUser, numberAt, type Reply, type TestUser } from "./support/Http.ts"
-import { answering, newDomain as domainOf, newLink as linkOf } from "./support/Fixtures.ts"
+import { answering, newDomain as domainOf, newLink as linkOf, newUtmTemplate } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const patch = (user: TestUser, domainId: number | string, linkId: number | string, body: unknown) =>
@@ -297,17 +297,14 @@ describe("links: E12 update", () => {
       Effect.gen(function* () {
         const user = yield* newUser()
         const domainId = yield* domainOf(user)
-        const sql = yield* SqlClient.SqlClient
-        const [template] = yield* sql<{ id: number }>`
-          INSERT INTO utm_templates (account_id, domain_id, name, fields)
-          VALUES (${user.accountId}, ${domainId}, 'news', ${JSON.stringify([
+        const templateId = yield* newUtmTemplate(user, domainId, [
             { label: "Source", field_code: "utm_source", type: "text", required: true },
             { label: "Campaign", field_code: "utm_campaign", type: "text", required: false },
             { label: "Medium", field_code: "utm_medium", type: "text", required: false }
-          ])}::jsonb) RETURNING id`
+          ])
         const id = yield* linkOf(user, domainId, {
           url: "https://example.com/a",
-          utm_template_id: template!.id,
+          utm_template_id: templateId,
           utm_fields: { utm_source: "news letter", utm_campaign: "été", utm_medium: "mail" }
         })
         const reply = yield* patch(user, domainId, id, [replace("/url", "https://example.org/b?utm_source=old&x=1#frag")])
@@ -315,7 +312,7 @@ describe("links: E12 update", () => {
         expect(at(reply.body, "objects", 0)).toMatchObject({
           url: "https://example.org/b?utm_source=old&x=1#frag",
           redirect_url: "https://example.org/b?x=1&utm_source=news+letter&utm_campaign=%C3%A9t%C3%A9&utm_medium=mail#frag",
-          template_id: template!.id
+          template_id: templateId
         })
         const notes = yield* patch(user, domainId, id, [replace("/notes", "n")])
         expect(at(notes.body, "objects", 0, "redirect_url")).toBe(at(reply.body, "objects", 0, "redirect_url"))

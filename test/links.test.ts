@@ -1,10 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Accounts } from "../src/Services/Accounts.ts"
 import { QrRenderer } from "../src/Services/QrRenderer.ts"
 import { at, call, codes, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
-import { answering, newDomain as domainOf } from "./support/Fixtures.ts"
+import { answering, newDomain as domainOf, newUtmTemplate } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const create = (user: TestUser, domainId: number | string, body: unknown) =>
@@ -167,29 +166,26 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
       Effect.gen(function* () {
         const user = yield* newUser()
         const domainId = yield* domainOf(user)
-        const sql = yield* SqlClient.SqlClient
-        const [template] = yield* sql<{ id: number }>`
-          INSERT INTO utm_templates (account_id, domain_id, name, fields)
-          VALUES (${user.accountId}, ${domainId}, 'news', ${JSON.stringify([
+        const templateId = yield* newUtmTemplate(user, domainId, [
             { label: "Source", field_code: "utm_source", type: "text", required: true },
             { label: "Campaign", field_code: "utm_campaign", type: "text", required: false }
-          ])}::jsonb) RETURNING id`
+          ])
         const base = { url: "https://example.com/p?x=1#top", override_404_check: 1 }
         const reply = yield* create(user, domainId, {
           ...base,
-          utm_template_id: template!.id,
+          utm_template_id: templateId,
           utm_fields: { utm_source: "news letter", utm_campaign: "été" }
         })
         expect(reply.status, reply.text).toBe(200)
-        expect(at(reply.body, "objects", 0, "template_id")).toBe(template!.id)
+        expect(at(reply.body, "objects", 0, "template_id")).toBe(templateId)
         expect(at(reply.body, "objects", 0, "url")).toBe("https://example.com/p?x=1#top")
         expect(at(reply.body, "objects", 0, "redirect_url")).toBe(
           "https://example.com/p?x=1&utm_source=news+letter&utm_campaign=%C3%A9t%C3%A9#top"
         )
         expect(codes(yield* create(user, domainId, { ...base, utm_template_id: "abc" }))).toEqual([10108])
         expect(codes(yield* create(user, domainId, { ...base, utm_template_id: 999999 }))).toEqual([10109])
-        expect(codes(yield* create(user, domainId, { ...base, utm_template_id: template!.id, utm_fields: {} }))).toEqual([10110])
-        expect(codes(yield* create(user, domainId, { ...base, utm_template_id: template!.id, utm_fields: { utm_source: "a", bogus: "b" } }))).toEqual([10110])
+        expect(codes(yield* create(user, domainId, { ...base, utm_template_id: templateId, utm_fields: {} }))).toEqual([10110])
+        expect(codes(yield* create(user, domainId, { ...base, utm_template_id: templateId, utm_fields: { utm_source: "a", bogus: "b" } }))).toEqual([10110])
       })
     )
 

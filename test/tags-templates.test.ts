@@ -1,8 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { at, call, codes, newUser } from "./support/Http.ts"
-import { newDomain as domainOf } from "./support/Fixtures.ts"
+import { newDomain as domainOf, newUtmTemplate } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const names = (reply: { body: unknown }) => (at(reply.body, "objects") as ReadonlyArray<unknown>).map((t) => at(t, "name"))
@@ -84,10 +83,8 @@ describe("tags (T1, T2) and UTM templates (E15)", () => {
       Effect.gen(function* () {
         const user = yield* newUser()
         const domainId = yield* domainOf(user)
-        const sql = yield* SqlClient.SqlClient
         const fields = [{ label: "Source", field_code: "utm_source", type: "text", required: true }]
-        yield* sql`INSERT INTO utm_templates (account_id, domain_id, name, fields)
-                   VALUES (${user.accountId}, ${domainId}, 'news', ${JSON.stringify(fields)}::jsonb)`
+        yield* newUtmTemplate(user, domainId, fields)
         const reply = yield* call("GET", `/api/v4/utm_templates?domain_id=${domainId}`, { token: user.token })
         expect(reply.status).toBe(200)
         expect(reply.body).toEqual({ objects: [{ id: expect.any(Number), name: "news", fields }] })

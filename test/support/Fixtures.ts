@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -44,3 +45,21 @@ export const answering = (status: number) =>
     }),
     (server) => Effect.sync(server.close)
   )
+
+export interface TemplateField {
+  readonly label: string
+  readonly field_code: string
+  readonly type: string
+  readonly required: boolean
+}
+
+/** A UTM template of the domain, written directly (the CLI makes them in production); its id. */
+export const newUtmTemplate = (user: TestUser, domainId: number, fields: ReadonlyArray<TemplateField>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: number }>`
+        INSERT INTO utm_templates (account_id, domain_id, name, fields)
+        VALUES (${user.accountId}, ${domainId}, 'news', ${JSON.stringify(fields)}::jsonb) RETURNING id`,
+      (rows) => rows[0]!.id
+    )
+  ).pipe(Effect.orDie)
