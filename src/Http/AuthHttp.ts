@@ -7,6 +7,7 @@ import { UserRepo, type UserRecord } from "../Repos/UserRepo.ts"
 import { LoginThrottle } from "../Services/LoginThrottle.ts"
 import { Passwords } from "../Services/Passwords.ts"
 import { refreshTokenHash, TokenStore } from "../Services/TokenStore.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 const MAX_EMAIL_LENGTH = 320
 
@@ -62,7 +63,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("validateLogin", ({ payload }) =>
         byPassword(payload.email, payload.password).pipe(
           Effect.map((user) => ({ success: 1 as const, user: toUser(user) })),
-          Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
+          orDieOnInfrastructure
         )
       )
       .handle("accessToken", ({ payload }) =>
@@ -73,7 +74,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
               : yield* byPassword(payload.email, payload.password)
           const issued = yield* tokens.issue(user.id)
           return { success: 1 as const, user: toUser(user), access_token: issued.accessToken, expires: issued.expires }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
   })
 )

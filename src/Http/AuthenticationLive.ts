@@ -3,6 +3,7 @@ import { Authentication } from "../Api/Authentication.ts"
 import { ApiError } from "../Domain/ApiError.ts"
 import { UserRepo } from "../Repos/UserRepo.ts"
 import { accessTokenHash } from "../Services/TokenStore.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 /** Tokens are 43 characters; anything much longer is refused without a query. */
 const MAX_TOKEN_LENGTH = 128
@@ -21,7 +22,7 @@ export const AuthenticationLive = Layer.effect(
           if (Option.isNone(user)) return yield* ApiError.of(10000)
           const { id, account_id, email, nickname, role, plan } = user.value
           return { userId: id, accountId: account_id, email, nickname, role, plan }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
     }
   })
 )

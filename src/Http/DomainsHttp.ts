@@ -12,6 +12,7 @@ import { parseHttpUrl } from "../Domain/Url.ts"
 import type { Caller } from "../Domain/User.ts"
 import { type DomainChanges, DomainRepo } from "../Repos/DomainRepo.ts"
 import { requestPath } from "./RequestUrl.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 /** A full http(s) URL, or null (none) for null or "". */
 const optionalUrl = (value: string | null | undefined) =>
@@ -55,13 +56,13 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
           })
           const total = rows[0]?.total ?? (yield* domains.countActive(caller.accountId))
           return { objects: rows.map((row) => row.toDomain()), meta: makeMeta(page, rows.length, total, path) }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("byId", ({ path, request }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentUser
           return single(yield* visible(caller, path.domain_id), requestPath(request))
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("create", ({ payload, request }) =>
         Effect.gen(function* () {
@@ -90,7 +91,7 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
             })
           )
           return single(yield* visible(caller, id), requestPath(request))
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("update", ({ path, payload, request }) =>
         Effect.gen(function* () {
@@ -100,7 +101,7 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
           const changes = yield* domainChange(payload.op, payload.path, payload.value)
           yield* domains.update(caller.accountId, path.domain_id, changes)
           return single(yield* visible(caller, path.domain_id), requestPath(request))
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
   })
 )

@@ -8,6 +8,7 @@ import { parseHttpUrl } from "../Domain/Url.ts"
 import { LinkRepo } from "../Repos/LinkRepo.ts"
 import { viewerOf } from "./LinkAccess.ts"
 import { requestPath } from "./RequestUrl.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handlers) =>
   Effect.gen(function* () {
@@ -40,7 +41,7 @@ export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handl
           objects: found.links,
           meta: makeMeta(page, found.links.length, found.total, requestPath(request))
         }
-      }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      }).pipe(orDieOnInfrastructure)
     )
   })
 )

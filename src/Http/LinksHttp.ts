@@ -14,6 +14,7 @@ import { UrlChecker } from "../Services/UrlChecker.ts"
 import { readCreateLink } from "./LinkInput.ts"
 import { orderUtmValues, planLinkUpdate, readLinkPatch } from "./LinkPatch.ts"
 import { viewerOf } from "./LinkAccess.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 const ALIAS_ATTEMPTS = 8
 
@@ -42,7 +43,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
         Effect.gen(function* () {
           const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
           return { objects: [yield* linkById(path.domain_id, path.link_id, viewer)] }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("qr", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -50,7 +51,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
           const link = yield* linkById(path.domain_id, path.link_id, viewer)
           const image = yield* qr.render(`${link.short_link}?qr=1`, urlParams.format ?? "png")
           return HttpServerResponse.uint8Array(image.body, { contentType: image.contentType })
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("byAlias", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -58,7 +59,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
           const alias = urlParams.alias ?? ""
           if (alias === "" || alias.length > 255) return yield* ApiError.of(10102)
           return { objects: [yield* orNotFound(yield* links.byAlias(path.domain_id, alias, viewer))] }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("update", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -99,7 +100,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
             })
           )
           return { objects: [yield* linkById(path.domain_id, path.link_id, viewer)] }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("create", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -137,7 +138,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
             })
           )
           return { objects: [yield* linkById(path.domain_id, id, viewer)], new_link: true }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
   })
 )

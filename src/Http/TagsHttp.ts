@@ -10,6 +10,7 @@ import type { Caller } from "../Domain/User.ts"
 import { DomainRepo } from "../Repos/DomainRepo.ts"
 import { TagRepo } from "../Repos/TagRepo.ts"
 import { UtmTemplateRepo } from "../Repos/UtmTemplateRepo.ts"
+import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 export const TagsHttpLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
   Effect.gen(function* () {
@@ -34,7 +35,7 @@ export const TagsHttpLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
             search: urlParams.search ?? ""
           })
           return { objects }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("createTag", ({ payload }) =>
         Effect.gen(function* () {
@@ -56,7 +57,7 @@ export const TagsHttpLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
           })
           if (Option.isNone(created)) return yield* ApiError.of(10308)
           return { objects: [yield* tags.findById(created.value)] }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
       .handle("listUtmTemplates", ({ urlParams }) =>
         Effect.gen(function* () {
@@ -64,7 +65,7 @@ export const TagsHttpLive = HttpApiBuilder.group(Api, "tags", (handlers) =>
           yield* ownDomain(caller, urlParams.domain_id, 10201)
           const objects = yield* templates.listByDomain({ accountId: caller.accountId, domainId: urlParams.domain_id })
           return { objects }
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }).pipe(orDieOnInfrastructure)
       )
   })
 )
