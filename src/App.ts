@@ -84,7 +84,9 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
 
 /** The HTTP listener: API, OpenAPI document, docs UI, on `HOST:PORT` (or the given listen options). */
 export const httpLayer = (listen?: { readonly port: number; readonly host: string }) =>
-  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+  HttpApiBuilder.serve().pipe(
+    // No span exporter is configured: a span per request would be pure cost (DECISIONS.md).
+    HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs", scalar: { withDefaultFonts: false } })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
     Layer.provide(ApiMiddlewareLive),

@@ -1,12 +1,12 @@
 import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Metric, Option } from "effect"
+import { Cause, Effect, LogLevel, Option } from "effect"
 import { Api } from "../Api/Api.ts"
 import { AppConfig } from "../Config.ts"
 import { ApiError } from "../Domain/ApiError.ts"
 import { RateLimiter } from "../Services/RateLimiter.ts"
-import { httpDuration, httpRequests } from "../Services/Metrics.ts"
+import { recordHttpRequest } from "../Services/Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
@@ -51,13 +51,15 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
 /**
  * The edge of the API, around routing: the per-IP rate limit, then body size (413 from Content-Length
  * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
- * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`.
+ * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`,
+ * and the access log line (only built when LOG_LEVEL lets info through).
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const limiter = yield* RateLimiter
     const labelOf = routeLabeller(Api)
+    const accessLog = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
     return (app: HttpApp.Default) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -85,18 +87,14 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           )
         )
         const route = labelOf(request.method, path)
-        yield* Metric.update(
-          httpRequests.pipe(
-            Metric.tagged("route", route),
-            Metric.tagged("method", request.method),
-            Metric.tagged("status", String(response.status))
-          ),
-          1
-        )
-        yield* Metric.update(
-          httpDuration.pipe(Metric.tagged("route", route), Metric.tagged("method", request.method)),
-          (performance.now() - started) / 1000
-        )
+        recordHttpRequest(route, request.method, response.status, (performance.now() - started) / 1000)
+        if (accessLog) {
+          yield* Effect.annotateLogs(Effect.log("Sent HTTP response"), {
+            "http.method": request.method,
+            "http.url": request.url,
+            "http.status": response.status
+          })
+        }
         return response
       })
   })

@@ -1,16 +1,45 @@
-import { Effect, Metric, MetricBoundaries, MetricKeyType, MetricState } from "effect"
+import { Effect, Metric, MetricBoundaries, MetricKey, MetricKeyType, MetricLabel, MetricState } from "effect"
 import type { MetricPair } from "effect"
 
-export const httpRequests = Metric.counter("http_requests_total", {
+const httpRequestsKey = MetricKey.counter("http_requests_total", {
   description: "API requests answered, by route, method and status",
   incremental: true
 })
 
-export const httpDuration = Metric.histogram(
+const httpDurationKey = MetricKey.histogram(
   "http_request_duration_seconds",
   MetricBoundaries.fromIterable([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]),
   "API request latency in seconds, by route and method"
 )
+
+/**
+ * One metric per label set, made once: `Metric.tagged` would build and hash a new key on every
+ * update, a visible share of a cheap request.
+ */
+const perLabels = <Type extends MetricKeyType.MetricKeyType.Untyped, M>(
+  key: MetricKey.MetricKey<Type>,
+  make: (key: MetricKey.MetricKey<Type>) => M
+) => {
+  const made = new Map<string, M>()
+  return (labels: ReadonlyArray<readonly [string, string]>): M => {
+    const id = labels.map(([name, value]) => `${name}=${value}`).join("\u0000")
+    let metric = made.get(id)
+    if (metric === undefined) {
+      metric = make(MetricKey.taggedWithLabels(key, labels.map(([name, value]) => MetricLabel.make(name, value))))
+      made.set(id, metric)
+    }
+    return metric
+  }
+}
+
+const requestCounters = perLabels(httpRequestsKey, Metric.fromMetricKey)
+const requestDurations = perLabels(httpDurationKey, Metric.fromMetricKey)
+
+/** Counts one answered API request and its latency. */
+export const recordHttpRequest = (route: string, method: string, status: number, seconds: number) => {
+  requestCounters([["route", route], ["method", method], ["status", String(status)]]).unsafeUpdate(1, [])
+  requestDurations([["route", route], ["method", method]]).unsafeUpdate(seconds, [])
+}
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
 
