@@ -21,4 +21,6 @@ export interface Caller {
   readonly nickname: string
   readonly role: Role
   readonly plan: Plan
+  /** The account's link quota; null is unlimited. */
+  readonly linkQuota: number | null
 }

@@ -20,8 +20,8 @@ export const AuthenticationLive = Layer.effect(
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const user = yield* users.findByAccessToken({ hash: accessTokenHash(token), now })
           if (Option.isNone(user)) return yield* ApiError.of(10000)
-          const { id, account_id, email, nickname, role, plan } = user.value
-          return { userId: id, accountId: account_id, email, nickname, role, plan }
+          const { id, account_id, email, nickname, role, plan, link_quota } = user.value
+          return { userId: id, accountId: account_id, email, nickname, role, plan, linkQuota: link_quota }
         }).pipe(orDieOnInfrastructure)
     }
   })

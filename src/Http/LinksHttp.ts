@@ -6,7 +6,6 @@ import { CurrentUser } from "../Api/Authentication.ts"
 import { ApiError, type ErrorItem } from "../Domain/ApiError.ts"
 import type { Link } from "../Domain/Link.ts"
 import { parseHttpUrl } from "../Domain/Url.ts"
-import { AccountRepo } from "../Repos/AccountRepo.ts"
 import { UtmTemplateRepo } from "../Repos/UtmTemplateRepo.ts"
 import { LinkRepo, type Viewer } from "../Repos/LinkRepo.ts"
 import { QrRenderer } from "../Services/QrRenderer.ts"
@@ -21,7 +20,6 @@ const ALIAS_ATTEMPTS = 8
 export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
   Effect.gen(function* () {
     const links = yield* LinkRepo
-    const accounts = yield* AccountRepo
     const checker = yield* UrlChecker
     const qr = yield* QrRenderer
     const sql = yield* SqlClient.SqlClient
@@ -118,26 +116,27 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
               return { objects: [yield* linkById(path.domain_id, existing.value, viewer)], new_link: false }
             }
           }
-          const id = yield* sql.withTransaction(
-            Effect.gen(function* () {
-              const account = yield* accounts.findById(caller.accountId)
-              const quota = Option.isSome(account) ? account.value.link_quota : null
-              if (quota !== null && (yield* links.countForQuota(caller.accountId)) >= quota) {
-                return yield* ApiError.of(10144)
+          const write = Effect.gen(function* () {
+            const quota = caller.linkQuota
+            if (quota !== null && (yield* links.countForQuota(caller.accountId)) >= quota) {
+              return yield* ApiError.of(10144)
+            }
+            for (let attempt = 0; attempt < ALIAS_ATTEMPTS; attempt++) {
+              const alias = draft.alias ?? draft.generateAlias()
+              const created = yield* links.insert({ ...draft.link, alias, domainId: path.domain_id, userId: caller.userId })
+              if (Option.isSome(created)) {
+                if (draft.tags.length === 0) return created.value
+                yield* links.attachTags(created.value.id, path.domain_id, caller.userId, draft.tags)
+                return created.value.id
               }
-              for (let attempt = 0; attempt < ALIAS_ATTEMPTS; attempt++) {
-                const alias = draft.alias ?? draft.generateAlias()
-                const created = yield* links.insert({ ...draft.link, alias, domainId: path.domain_id, userId: caller.userId })
-                if (Option.isSome(created)) {
-                  yield* links.attachTags(created.value, path.domain_id, caller.userId, draft.tags)
-                  return created.value
-                }
-                if (draft.alias !== undefined) return yield* ApiError.of(10104)
-              }
-              return yield* ApiError.of(10142, "could not find a free alias; try a longer rand_alias_length")
-            })
-          )
-          return { objects: [yield* linkById(path.domain_id, id, viewer)], new_link: true }
+              if (draft.alias !== undefined) return yield* ApiError.of(10104)
+            }
+            return yield* ApiError.of(10142, "could not find a free alias; try a longer rand_alias_length")
+          })
+          // A single INSERT needs no transaction; a quota count or tags make it one unit.
+          const written = caller.linkQuota === null && draft.tags.length === 0 ? yield* write : yield* sql.withTransaction(write)
+          const link = typeof written === "number" ? yield* linkById(path.domain_id, written, viewer) : written
+          return { objects: [link], new_link: true }
         }).pipe(orDieOnInfrastructure)
       )
   })

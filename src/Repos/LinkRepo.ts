@@ -94,11 +94,13 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
     const sql = yield* SqlClient.SqlClient
 
     const epoch = (column: string) => sql.unsafe(`floor(extract(epoch FROM l.${column}))::int8 AS ${column}`)
-    const select = sql`
-      SELECT l.id, l.domain_id, l.user_id, l.url, l.alias, l.redirect_url, l.notes, l.notify_on_click,
+    const columns = sql`
+      l.id, l.domain_id, l.user_id, l.url, l.alias, l.redirect_url, l.notes, l.notify_on_click,
              l.redirect_type, l.status, l.template_id, l.click_count,
              ${epoch("archive_on")}, ${epoch("delete_on")}, ${epoch("created")}, ${epoch("modified")},
-             d.domain, d.has_ssl,
+             d.domain, d.has_ssl`
+    const select = sql`
+      SELECT ${columns},
              coalesce((SELECT json_agg(json_build_object('name', t.name, 'shared', t.shared) ORDER BY lower(t.name))
                        FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id), '[]') AS tags
       FROM links l JOIN domains d ON d.id = l.domain_id`
@@ -129,10 +131,12 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
     const byAlias = (domainId: number, alias: string, viewer: Viewer) =>
       Effect.map(findByAlias({ domainId, alias, viewer }), toLink)
 
-    /** The new link's id, or none when its alias is taken on the domain (ignoring case). */
+    /** The new link (with no tags yet), or none when its alias is taken on the domain (ignoring case). */
+    const decodeRow = Schema.decodeUnknown(LinkRow)
     const insert = (input: NewLink) =>
-      Effect.map(
-        sql<{ id: number }>`
+      Effect.flatMap(
+        sql`
+        WITH l AS (
           INSERT INTO links (domain_id, user_id, url, alias, redirect_url, notes, notify_on_click, redirect_type,
                              template_id, utm_fields, archive_on, delete_on)
           VALUES (${input.domainId}, ${input.userId}, ${input.url}, ${input.alias}, ${input.redirectUrl},
@@ -140,8 +144,10 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
                   ${input.utmFields === null ? null : JSON.stringify(input.utmFields)}::jsonb,
                   to_timestamp(${input.archiveOn}), to_timestamp(${input.deleteOn}))
           ON CONFLICT (domain_id, lower(alias)) WHERE status <> 'deleted' DO NOTHING
-          RETURNING id`,
-        (rows) => Option.fromNullable(rows[0]?.id)
+          RETURNING *
+        )
+        SELECT ${columns}, '[]'::json AS tags FROM l JOIN domains d ON d.id = l.domain_id`,
+        (rows) => (rows.length === 0 ? Effect.succeedNone : Effect.map(decodeRow(rows[0]), (row) => Option.some(row.toLink())))
       )
 
     /** Tags by name on the link's domain: existing ones (ignoring case) are reused, others created. */

@@ -9,13 +9,14 @@ export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
   nickname: Schema.String,
   role: Role,
   plan: Plan,
+  link_quota: Schema.NullOr(Schema.Int),
   password_hash: Schema.String
 }) {}
 
 const Bytes = Schema.Uint8ArrayFromSelf
 
 const selectUser = (sql: SqlClient.SqlClient) => sql`
-  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, u.password_hash
+  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash
   FROM users u JOIN accounts a ON a.id = u.account_id`
 
 export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
