@@ -31,8 +31,16 @@ import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
 import { QrRenderer } from "./Services/QrRenderer.ts"
 import { UrlChecker } from "./Services/UrlChecker.ts"
 import { migrate } from "./Sql/Migrator.ts"
+import { ChangeFeed } from "./Sql/ChangeFeed.ts"
+import type { DatabasePool } from "./Sql/Database.ts"
+import { ClickRepo } from "./Repos/ClickRepo.ts"
+import { ClickLog } from "./Services/ClickLog.ts"
+import { ClickNotifier } from "./Services/ClickNotifier.ts"
+import { GeoIp } from "./Services/GeoIp.ts"
+import { Mailer } from "./Services/Mailer.ts"
+import { RedirectHandler } from "./Http/RedirectHandler.ts"
 
-type Database = Layer.Layer<SqlClient.SqlClient, SqlError, AppConfig>
+type Database = Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, AppConfig>
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = (database: Database) => {
@@ -46,13 +54,13 @@ export const coreLayer = (database: Database) => {
     TagRepo.Default
   )
   const services = Layer.mergeAll(
-    TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)),
+    TokenStore.Default,
     LoginThrottle.Default,
     Passwords.Live,
     RateLimiter.Live,
     UrlChecker.Live,
     QrRenderer.Live
-  )
+  ).pipe(Layer.provideMerge(TokenSecret.Default))
   const topLevel = Layer.merge(Accounts.Default, Scheduler.Default)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
@@ -82,7 +90,18 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide(AuthenticationLive)
 )
 
-/** The HTTP listener: API, OpenAPI document, docs UI, on `HOST:PORT` (or the given listen options). */
+/** The redirect hot path and the click pipeline behind it (CONTRACT §7); the CLI does without them. */
+const redirectLayer = RedirectHandler.layer().pipe(
+  Layer.provideMerge(ClickLog.layer()),
+  Layer.provideMerge(
+    Layer.mergeAll(ChangeFeed.Live, GeoIp.Live, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.Live)))
+  )
+)
+
+/**
+ * The HTTP listener on `HOST:PORT` (or the given listen options): redirects for registered short
+ * domains first, then the API, OpenAPI document and docs UI.
+ */
 export const httpLayer = (listen?: { readonly port: number; readonly host: string }) =>
   HttpApiBuilder.serve().pipe(
     // No span exporter is configured: a span per request would be pure cost (DECISIONS.md).
@@ -94,11 +113,17 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
     HttpServer.withLogAddress,
     Layer.provideMerge(
       Layer.unwrapEffect(
-        Effect.map(AppConfig, (config) =>
-          NodeHttpServer.layer(makeNodeServer, listen ?? { port: config.port, host: config.host })
-        )
+        Effect.gen(function* () {
+          const config = yield* AppConfig
+          const redirects = yield* RedirectHandler
+          return NodeHttpServer.layer(
+            () => makeNodeServer({}, redirects.handle),
+            listen ?? { port: config.port, host: config.host }
+          )
+        })
       )
-    )
+    ),
+    Layer.provideMerge(redirectLayer)
   )
 
 export const loggerLayer = Layer.unwrapEffect(

@@ -1,4 +1,4 @@
-import { Server, ServerResponse } from "node:http"
+import { IncomingMessage, Server, ServerResponse } from "node:http"
 import { ApiError } from "../Domain/ApiError.ts"
 
 export interface NodeServerOptions {
@@ -25,6 +25,16 @@ export const nodeServerDefaults: NodeServerOptions = {
 const unavailable = JSON.stringify({ errors: [ApiError.item(10902)] })
 
 /**
+ * Offered every request before the API: returns false to leave it to the API, or true once it has
+ * taken it, in which case it answers it or hands it on later with `toApi`.
+ */
+export type PreHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  toApi: (req: IncomingMessage, res: ServerResponse) => void
+) => boolean
+
+/**
  * A listener whose `close()` drains: it stops accepting connections, closes idle ones, lets in-flight
  * requests finish (answered with `Connection: close`) for at most `drainTimeout`, then cuts what is
  * left. Requests that arrive on an open connection meanwhile get a 503 and the connection is closed.
@@ -32,8 +42,14 @@ const unavailable = JSON.stringify({ errors: [ApiError.item(10902)] })
 class DrainingServer extends Server {
   private readonly inFlight = new Set<ServerResponse>()
   private draining = false
+  private readonly toApi = (req: IncomingMessage, res: ServerResponse) => {
+    super.emit("request", req, res)
+  }
 
-  constructor(private readonly options: NodeServerOptions) {
+  constructor(
+    private readonly options: NodeServerOptions,
+    private readonly preHandler: PreHandler | undefined
+  ) {
     super({
       connectionsCheckingInterval: options.connectionsCheckingInterval,
       headersTimeout: options.headersTimeout,
@@ -47,7 +63,7 @@ class DrainingServer extends Server {
   }
 
   override emit(event: string, ...args: Array<unknown>): boolean {
-    const response = args[1]
+    const [request, response] = args
     if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
     // Effect removes its request listener before it closes the server: nobody would answer.
     if (this.draining || this.listenerCount("request") === 0) {
@@ -65,6 +81,7 @@ class DrainingServer extends Server {
       // A response that had sent its headers before the drain left its connection keep-alive.
       if (this.draining) setImmediate(() => this.closeIdleConnections())
     })
+    if (this.preHandler !== undefined && request instanceof IncomingMessage && this.preHandler(request, response, this.toApi)) return true
     return super.emit(event, ...args)
   }
 
@@ -86,5 +103,5 @@ class DrainingServer extends Server {
  * The listener, with its timeouts set explicitly rather than left to Node's defaults. Tests may
  * shorten them; the service uses the defaults.
  */
-export const makeNodeServer = (overrides: Partial<NodeServerOptions> = {}): Server =>
-  new DrainingServer({ ...nodeServerDefaults, ...overrides })
+export const makeNodeServer = (overrides: Partial<NodeServerOptions> = {}, preHandler?: PreHandler): Server =>
+  new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler)

@@ -92,3 +92,39 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
 }
 
 export const prometheusText = Effect.map(Metric.snapshot, renderPrometheus)
+
+const redirectsKey = MetricKey.counter("redirects_total", {
+  description: "Requests answered by the redirect handler, by status",
+  incremental: true
+})
+const redirectCounters = perLabels(redirectsKey, Metric.fromMetricKey)
+
+/** Counts one answer of the redirect hot path (called per request: no Effect, no allocation once warm). */
+export const recordRedirect = (status: number) => {
+  redirectCounters([["status", String(status)]]).unsafeUpdate(1, [])
+}
+
+export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
+  description: "Clicks waiting in memory for the next batch"
+})
+
+export const clickFlushSeconds = Metric.histogram(
+  "click_flush_seconds",
+  MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]),
+  "Time to write one batch of clicks"
+)
+
+export const clicksWritten = Metric.counter("clicks_written_total", {
+  description: "Clicks written to the database (replays included)",
+  incremental: true
+})
+
+export const clicksSpilled = Metric.counter("clicks_spilled_total", {
+  description: "Clicks written to the spill file because the database was unavailable",
+  incremental: true
+})
+
+export const clicksReplayed = Metric.counter("clicks_replayed_total", {
+  description: "Clicks read back from spill files and written to the database",
+  incremental: true
+})

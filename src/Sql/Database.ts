@@ -2,7 +2,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -22,16 +22,65 @@ export interface PoolOptions {
   readonly applicationName?: string
 }
 
+/**
+ * The `pg` pool under the `SqlClient`, for the two places that use it directly: the redirect hot
+ * path's cache misses and the change feed. `shared` is true on a PostgreSQL server, where other
+ * instances may write; the embedded database has this process as its only writer.
+ */
+export class DatabasePool extends Context.Tag("DatabasePool")<
+  DatabasePool,
+  {
+    readonly pool: pg.Pool
+    readonly shared: boolean
+    /** Called with every notification any pooled connection receives on `CHANGES_CHANNEL`. */
+    readonly notificationListeners: Set<(message: pg.Notification) => void>
+  }
+>() {}
+
+/** The channel the triggers of `sql/0004_clicks.sql` announce link and domain changes on. */
+export const CHANGES_CHANNEL = "links_changes"
+
+const poolClient = (config: pg.PoolConfig, shared: boolean) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      // Every connection listens before its first use, so that a change made through it is
+      // announced to this process before the statement that made it returns.
+      const notificationListeners = new Set<(message: pg.Notification) => void>()
+      const onConnect = async (client: pg.ClientBase) => {
+        client.on("notification", (message) => {
+          for (const listener of notificationListeners) listener(message)
+        })
+        await client.query(`LISTEN ${CHANGES_CHANNEL}`)
+      }
+      const pool = new pg.Pool({ ...config, types, onConnect })
+      // Errors of idle clients are reported here; the next query on the pool reports them again.
+      pool.on("error", () => undefined)
+      yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => pool.query("SELECT 1"),
+          catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" })
+        }),
+        () => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+      )
+      return Layer.merge(
+        PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
+        Layer.succeed(DatabasePool, { pool, shared, notificationListeners })
+      )
+    })
+  )
+
 /** A `PgClient` on a PostgreSQL server. */
 export const serverClient = (url: Redacted.Redacted<string>, options: PoolOptions) =>
-  PgClient.layer({
-    url,
-    types,
-    maxConnections: options.maxConnections,
-    connectTimeout: Duration.seconds(5),
-    idleTimeout: Duration.seconds(30),
-    applicationName: options.applicationName ?? "link-shortener"
-  })
+  poolClient(
+    {
+      connectionString: Redacted.value(url),
+      max: options.maxConnections,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30_000,
+      application_name: options.applicationName ?? "link-shortener"
+    },
+    true
+  )
 
 const errorCode = (error: unknown) => (error instanceof Error && "code" in error ? error.code : undefined)
 
@@ -127,16 +176,18 @@ export const embeddedClient = (dataDir: string) =>
           Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
         )
       )
-      return PgClient.layer({
-        host: socketDir,
-        port: 5432,
-        username: "postgres",
-        database: "postgres",
-        types,
-        maxConnections: 1,
-        connectTimeout: Duration.seconds(30),
-        applicationName: "link-shortener"
-      })
+      return poolClient(
+        {
+          host: socketDir,
+          port: 5432,
+          user: "postgres",
+          database: "postgres",
+          max: 1,
+          connectionTimeoutMillis: 30_000,
+          application_name: "link-shortener"
+        },
+        false
+      )
     })
   )
 

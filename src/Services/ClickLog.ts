@@ -1,0 +1,183 @@
+import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
+import { createHmac, randomUUID } from "node:crypto"
+import { join } from "node:path"
+import { AppConfig } from "../Config.ts"
+import { classifyUserAgent, referrerHost, truncateUserAgent } from "../Domain/ClickSource.ts"
+import { ClickRepo, type ClickRow, type LinkClicks } from "../Repos/ClickRepo.ts"
+import { ClickNotifier } from "./ClickNotifier.ts"
+import { clickSpill } from "./ClickSpill.ts"
+import { GeoIp } from "./GeoIp.ts"
+import { clickBufferDepth, clickFlushSeconds, clicksReplayed, clicksSpilled, clicksWritten } from "./Metrics.ts"
+import { TokenSecret } from "./TokenStore.ts"
+
+/** A click as the redirect handler sees it; enriched later, off the response path. */
+export interface RawClick {
+  /** Unix milliseconds. */
+  readonly at: number
+  readonly linkId: number
+  readonly domainId: number
+  readonly ip: string
+  readonly userAgent: string | undefined
+  readonly referer: string | undefined
+  readonly qr: boolean
+}
+
+export interface ClickLogOptions {
+  readonly flushInterval: Duration.DurationInput
+  readonly batchSize: number
+  /** How long one batch may take before its clicks go to the spill file instead. */
+  readonly writeTimeout: Duration.DurationInput
+  readonly notifyInterval: Duration.DurationInput
+}
+
+export const clickLogDefaults: ClickLogOptions = {
+  flushInterval: "1 second",
+  batchSize: 5000,
+  writeTimeout: "5 seconds",
+  notifyInterval: "5 seconds"
+}
+
+interface QueuedClick extends RawClick {
+  readonly id: string
+}
+
+/**
+ * Clicks, recorded without waiting: `enqueue` only appends to memory. Every second the writer takes
+ * everything queued and writes it in batches; a batch the database refuses goes at once to an
+ * append-only spill file in `DATA_DIR/clicks` (so a crash loses at most one interval of clicks), and
+ * spill files are replayed as soon as the database answers again, and at the next start. Ids are
+ * made here, so a batch written twice counts once. Closing the layer writes what is left.
+ */
+export class ClickLog extends Context.Tag("ClickLog")<
+  ClickLog,
+  {
+    readonly enqueue: (click: RawClick) => void
+    /** Writes (or spills) everything queued so far, then replays spill files if the database answers. */
+    readonly flush: Effect.Effect<void>
+  }
+>() {
+  static readonly layer = (options: ClickLogOptions = clickLogDefaults) =>
+    Layer.scoped(
+      ClickLog,
+      Effect.gen(function* () {
+        const config = yield* AppConfig
+        const repo = yield* ClickRepo
+        const geo = yield* GeoIp
+        const notifier = yield* ClickNotifier
+        const { key } = yield* TokenSecret
+        const ipKey = createHmac("sha256", key).update("click ip hash").digest()
+        const spill = clickSpill(join(config.dataDir, "clicks"))
+        let queue: Array<QueuedClick> = []
+
+        // Parsing a user agent costs ~50 µs and the same few agents make most clicks.
+        const devices = new Map<string, ReturnType<typeof classifyUserAgent>>()
+        const deviceOf = (userAgent: string | undefined) => {
+          const key = truncateUserAgent(userAgent)
+          let known = devices.get(key)
+          if (known === undefined) {
+            if (devices.size >= 10_000) devices.clear()
+            known = classifyUserAgent(key)
+            devices.set(key, known)
+          }
+          return known
+        }
+
+        const enrich = (click: QueuedClick): ClickRow => {
+          const { device, bot } = deviceOf(click.userAgent)
+          const place = geo.lookup(click.ip)
+          return {
+            id: click.id,
+            at: new Date(click.at).toISOString(),
+            link_id: click.linkId,
+            domain_id: click.domainId,
+            ip_hash: createHmac("sha256", ipKey).update(click.ip).digest("hex").slice(0, 32),
+            country: place.country,
+            region: place.region,
+            city: place.city,
+            device,
+            referrer: referrerHost(click.referer),
+            user_agent: truncateUserAgent(click.userAgent),
+            qr: click.qr,
+            bot
+          }
+        }
+
+        const writeChunk = (rows: ReadonlyArray<ClickRow>) =>
+          repo.insert(rows).pipe(
+            Effect.timeoutFail({ duration: options.writeTimeout, onTimeout: () => "timed out" as const }),
+            Effect.tap((counts) => notify(counts)),
+            Effect.tap(() => Metric.incrementBy(clicksWritten, rows.length))
+          )
+
+        const notify = (counts: ReadonlyArray<LinkClicks>) =>
+          notifier.record(counts).pipe(
+            Effect.catchAll((error) => Effect.logWarning("click e-mail counts not recorded", error))
+          )
+
+        /** Writes the rows in batches; what cannot be written is spilled. */
+        const write = (rows: ReadonlyArray<ClickRow>) =>
+          Effect.gen(function* () {
+            for (let start = 0; start < rows.length; start += options.batchSize) {
+              const chunk = rows.slice(start, start + options.batchSize)
+              const failed = yield* writeChunk(chunk).pipe(
+                Metric.trackDurationWith(clickFlushSeconds, Duration.toSeconds),
+                Effect.as(false),
+                Effect.catchAll((error) => Effect.as(Effect.logWarning("database unavailable: spilling clicks", error), true))
+              )
+              if (failed) {
+                const rest = rows.slice(start)
+                yield* Effect.promise(() => spill.append(rest))
+                yield* Metric.incrementBy(clicksSpilled, rest.length)
+                return false
+              }
+            }
+            return true
+          })
+
+        /** Replays spill files until one fails; each file is removed once all of it is written. */
+        const replay = Effect.gen(function* () {
+          for (const file of yield* Effect.promise(spill.replayable)) {
+            const lines = spill.read(file, options.batchSize)
+            while (true) {
+              const next = yield* Effect.promise(() => lines.next())
+              if (next.done === true) break
+              const ok = yield* writeChunk(next.value).pipe(
+                Effect.as(true),
+                Effect.catchAll(() => Effect.succeed(false))
+              )
+              if (!ok) {
+                yield* Effect.promise(async () => lines.return(undefined))
+                return
+              }
+              yield* Metric.incrementBy(clicksReplayed, next.value.length)
+            }
+            yield* Effect.promise(() => spill.remove(file))
+          }
+        })
+
+        const flush = Effect.gen(function* () {
+          const taken = queue
+          queue = []
+          yield* Metric.set(clickBufferDepth, taken.length)
+          if (yield* write(taken.map(enrich))) yield* replay
+        }).pipe(Effect.uninterruptible)
+
+        // Released after the loop below has been interrupted (it finishes the flush it is in).
+        yield* Effect.addFinalizer(() => flush)
+        // The first run, at once, replays what an earlier process left in spill files.
+        yield* flush.pipe(Effect.repeat(Schedule.spaced(options.flushInterval)), Effect.forkScoped)
+        yield* notifier.sendDue.pipe(
+          Effect.catchAll((error) => Effect.logWarning("click e-mails not sent", error)),
+          Effect.repeat(Schedule.spaced(options.notifyInterval)),
+          Effect.forkScoped
+        )
+
+        return {
+          enqueue: (click) => {
+            queue.push({ ...click, id: randomUUID() })
+          },
+          flush
+        }
+      })
+    )
+}

@@ -1,0 +1,175 @@
+import { SqlClient } from "@effect/sql"
+import { afterAll, describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Layer, Redacted } from "effect"
+import { randomUUID } from "node:crypto"
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ClickLog } from "../src/Services/ClickLog.ts"
+import { serverClient } from "../src/Sql/Database.ts"
+import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
+import { newLink } from "./support/Fixtures.ts"
+import { call, newUser, numberAt, stringAt } from "./support/Http.ts"
+import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
+import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
+import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+import { BaseUrl, TestServer } from "./support/TestServer.ts"
+
+afterAll(removeTempDirs)
+
+const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
+
+/** Polls `check` every 50 ms until it holds or `ms` have passed; the time it took. */
+const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    while (!(yield* check)) {
+      if (Date.now() - started > ms) return Number.POSITIVE_INFINITY
+      yield* Effect.sleep("50 millis")
+    }
+    return Date.now() - started
+  })
+
+describe("redirects when the database stops answering", () => {
+  layer(BreakableServer(), { excludeTestServices: true })((it) => {
+    it.effect("cached links keep redirecting, uncached ones get 503 fast, and every answered click is stored once", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const id = yield* newLink(user, domain.id, { alias: "steady" })
+        yield* newLink(user, domain.id, { alias: "cold" })
+        let answered = 0
+        const hit = Effect.map(visit(domain.name, "/steady"), (reply) => {
+          if (reply.status === 301) answered++
+          return reply.status
+        })
+        for (let n = 0; n < 5; n++) expect(yield* hit).toBe(301)
+        const link = yield* DatabaseLink
+        yield* link.cut
+        for (let n = 0; n < 20; n++) expect(yield* hit).toBe(301)
+        const cold = yield* visit(domain.name, "/cold")
+        expect(cold.status).toBe(503)
+        expect(cold.ms).toBeLessThan(3000)
+        yield* (yield* ClickLog).flush
+        yield* Effect.sleep("1200 millis")
+        for (let n = 0; n < 5; n++) expect(yield* hit).toBe(301)
+        yield* link.restore
+        // The first flushes after the cut may still meet dead pooled connections and spill again.
+        const stored = clicksOf(id).pipe(
+          Effect.map((clicks) => clicks.length === answered),
+          Effect.orElseSucceed(() => false)
+        )
+        expect(yield* within(10_000, stored)).toBeLessThan(10_000)
+        expect(answered).toBe(30)
+        const metrics = yield* call("GET", "/metrics")
+        expect(metrics.text).toMatch(/clicks_spilled_total [1-9]/)
+        expect(metrics.text).toMatch(/clicks_replayed_total [1-9]/)
+      })
+    )
+  })
+})
+
+describe("spill files", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "links-spill-"))
+  layer(TestServer({ DATA_DIR: dataDir }), { excludeTestServices: true })((it) => {
+    it.effect("files left by a process that is gone are replayed, and a click in two files counts once", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const id = yield* newLink(user, domain.id, { alias: "spilled" })
+        const rows = [0, 1, 2].map((n) => ({
+          id: randomUUID(),
+          at: new Date(Date.now() - 60_000 * (n + 1)).toISOString(),
+          link_id: id,
+          domain_id: domain.id,
+          ip_hash: "00".repeat(16),
+          country: null,
+          region: null,
+          city: null,
+          device: "desktop",
+          referrer: "direct",
+          user_agent: "test",
+          qr: false,
+          bot: false
+        }))
+        const lines = rows.map((row) => JSON.stringify(row)).join("\n")
+        mkdirSync(join(dataDir, "clicks"), { recursive: true })
+        // Pids above the kernel's limit belong to no process; a cut-off last line is skipped.
+        writeFileSync(join(dataDir, "clicks", "clicks-spill-99999999.ndjson"), `${lines}\n{"id":"cut`)
+        writeFileSync(join(dataDir, "clicks", "clicks-spill-99999998.ndjson"), `${lines}\n`)
+        yield* (yield* ClickLog).flush
+        expect(yield* clicksOf(id)).toHaveLength(3)
+        expect(readdirSync(join(dataDir, "clicks"))).toEqual([])
+        const reply = yield* call("GET", `/api/v4/${domain.id}/links/${id}`, { token: user.token })
+        expect(numberAt(reply.body, "objects", 0, "click_count")).toBe(3)
+      })
+    )
+  })
+})
+
+describe("two instances on one database", () => {
+  it.scopedLive.skipIf(testServerUrl === undefined)(
+    "a change on one is seen by the other within a second; SIGTERM writes every click before exit",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* scopedServerDatabase(testServerUrl!, "links_two")
+        const env = {
+          DATABASE_URL: url,
+          TOKEN_SECRET: "shared secret of both instances",
+          ADMIN_EMAIL: "two@example.org",
+          ADMIN_PASSWORD: "a long operator password 42",
+          RATE_LIMIT_PER_SECOND: "100000",
+          LOG_LEVEL: "warning"
+        }
+        const a = yield* spawnService({ ...env, DATA_DIR: tempDir() })
+        yield* waitReady(a)
+        const b = yield* spawnService({ ...env, DATA_DIR: tempDir() })
+        yield* waitReady(b)
+        const login = yield* call("POST", "/api/v4/access_token", {
+          body: { email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD }
+        }).pipe(on(a))
+        const token = stringAt(login.body, "access_token")
+        const domain = yield* call("POST", "/api/v4/domains", { token, body: { domain: "two.example" } }).pipe(on(a))
+        const domainId = numberAt(domain.body, "objects", 0, "id")
+        let answered = 0
+        const locationOn = (service: ServiceProcess, path: string) =>
+          Effect.map(visit("two.example", path).pipe(on(service)), (reply) => {
+            if (reply.status === 301) answered++
+            return reply.headers.location
+          })
+
+        expect(yield* within(1000, Effect.map(visit("two.example", "/").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
+        expect(yield* locationOn(b, "/shared")).toBeUndefined()
+        const created = yield* call("POST", `/api/v4/${domainId}/links`, {
+          token,
+          body: { url: "https://example.com/one", alias: "shared", override_404_check: 1 }
+        }).pipe(on(a))
+        const linkId = numberAt(created.body, "objects", 0, "id")
+        const seen = (location: string | undefined) => Effect.map(locationOn(b, "/shared"), (l) => l === location)
+        expect(yield* within(1000, seen("https://example.com/one"))).toBeLessThan(1000)
+        for (let n = 0; n < 10; n++) yield* locationOn(b, "/shared")
+        for (let n = 0; n < 10; n++) yield* locationOn(a, "/shared")
+
+        const patch = yield* call("PATCH", `/api/v4/${domainId}/links/${linkId}`, {
+          token,
+          body: [{ op: "replace", path: "/url", value: "https://example.com/two" }]
+        }).pipe(on(a))
+        expect(patch.status).toBe(200)
+        expect(yield* within(1000, seen("https://example.com/two"))).toBeLessThan(1000)
+
+        const database = yield* Layer.build(serverClient(Redacted.make(url), { maxConnections: 1 }))
+        const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+        yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
+        expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
+
+        for (const service of [a, b]) {
+          yield* service.kill("SIGTERM")
+          expect(yield* exitWithin(service, 15_000)).toMatchObject({ code: 0 })
+        }
+        const [stored] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM clicks WHERE link_id = ${linkId}`
+        expect(stored?.n).toBe(answered)
+        expect(answered).toBeGreaterThan(20)
+      }),
+    120_000
+  )
+})

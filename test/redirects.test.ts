@@ -1,0 +1,188 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { call, newUser, numberAt } from "./support/Http.ts"
+import { newLink } from "./support/Fixtures.ts"
+import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+const GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+const clickCount = (user: { token: string }, domainId: number, linkId: number) =>
+  Effect.map(call("GET", `/api/v4/${domainId}/links/${linkId}`, { token: user.token }), (reply) =>
+    numberAt(reply.body, "objects", 0, "click_count")
+  )
+
+describe("redirects (CONTRACT §7)", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
+    it.effect("an active link answers its redirect type with Location and Cache-Control, alias case ignored", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { url: "https://example.com/landing", alias: "Promo" })
+        yield* newLink(user, domain.id, { url: "https://example.com/temp", alias: "temp", redirect_type: 307 })
+        const first = yield* visit(domain.name, "/Promo")
+        expect(first.status).toBe(301)
+        expect(first.headers.location).toBe("https://example.com/landing")
+        expect(first.headers["cache-control"]).toBe("private, max-age=90")
+        const lower = yield* visit(`${domain.name.toUpperCase()}:8080`, "/promo/")
+        expect([lower.status, lower.headers.location]).toEqual([301, "https://example.com/landing"])
+        const temporary = yield* visit(domain.name, "/temp")
+        expect([temporary.status, temporary.headers.location]).toEqual([307, "https://example.com/temp"])
+      })
+    )
+
+    it.effect("visitor query parameters are merged after the link's own, which win; qr is not forwarded", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { url: "https://example.com/p?a=1&s=x%20y#top", alias: "merge" })
+        yield* newLink(user, domain.id, { url: "https://example.com/plain", alias: "plain" })
+        const merged = yield* visit(domain.name, "/merge?a=2&b=3&qr=1")
+        expect(merged.headers.location).toBe("https://example.com/p?a=1&s=x%20y&b=3#top")
+        const plain = yield* visit(domain.name, "/plain?utm_source=mail&x=%E2%9C%93")
+        expect(plain.headers.location).toBe("https://example.com/plain?utm_source=mail&x=%E2%9C%93")
+        const onlyQr = yield* visit(domain.name, "/plain?qr=1")
+        expect(onlyQr.headers.location).toBe("https://example.com/plain")
+        expect(() => new URL(String(merged.headers.location))).not.toThrow()
+      })
+    )
+
+    it.effect("the root goes to the homepage, unknown aliases to url_404, or plain 404s without them", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const set = yield* newShortDomain(user, { homepage: "https://home.example/", url_404: "https://home.example/missing" })
+        const bare = yield* newShortDomain(user)
+        const root = yield* visit(set.name, "/")
+        expect([root.status, root.headers.location]).toEqual([302, "https://home.example/"])
+        const unknown = yield* visit(set.name, "/nope")
+        expect([unknown.status, unknown.headers.location]).toEqual([302, "https://home.example/missing"])
+        const odd = yield* visit(set.name, "/a/b/c?x=1")
+        expect([odd.status, odd.headers.location]).toEqual([302, "https://home.example/missing"])
+        expect((yield* visit(bare.name, "/")).status).toBe(404)
+        expect((yield* visit(bare.name, "/nope")).status).toBe(404)
+        expect((yield* visit(bare.name, "/%00%ff")).status).toBe(404)
+      })
+    )
+
+    it.effect("archived links go to the homepage (or 404), deleted ones are unknown, a disabled domain answers 404", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user, { homepage: "https://home.example/", url_404: "https://home.example/404" })
+        const archived = yield* newLink(user, domain.id, { alias: "old" })
+        const deleted = yield* newLink(user, domain.id, { alias: "gone" })
+        expect((yield* visit(domain.name, "/old")).status).toBe(301)
+        expect((yield* visit(domain.name, "/gone")).status).toBe(301)
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE links SET status = 'archived' WHERE id = ${archived}`
+        yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${deleted}`
+        const old = yield* visit(domain.name, "/old")
+        expect([old.status, old.headers.location]).toEqual([302, "https://home.example/"])
+        const gone = yield* visit(domain.name, "/gone")
+        expect([gone.status, gone.headers.location]).toEqual([302, "https://home.example/404"])
+        const disable = yield* call("PATCH", `/api/v4/domains/${domain.id}`, {
+          token: user.token,
+          body: { op: "replace", path: "status", value: "disabled" }
+        })
+        expect(disable.status).toBe(200)
+        expect((yield* visit(domain.name, "/")).status).toBe(404)
+        expect((yield* visit(domain.name, "/old")).status).toBe(404)
+      })
+    )
+
+    it.effect("API and operational paths on a short domain reach the API; other hosts never redirect; only GET and HEAD", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { alias: "here" })
+        const api = yield* visit(domain.name, "/api/v4/error_codes")
+        expect(api.status).toBe(401)
+        expect(JSON.parse(api.text)).toMatchObject({ errors: [{ code: 10000 }] })
+        expect((yield* visit(domain.name, "/healthz")).status).toBe(200)
+        const other = yield* visit("unregistered.example", "/here")
+        expect(other.status).toBe(404)
+        expect(JSON.parse(other.text)).toMatchObject({ errors: [{ code: 10151 }] })
+        const post = yield* visit(domain.name, "/here", { method: "POST" })
+        expect([post.status, post.headers.allow]).toEqual([405, "GET, HEAD"])
+      })
+    )
+
+    it.effect("changes through the API are seen by the next redirect: new alias, new url, a link made after a miss", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user, { url_404: "https://home.example/404" })
+        expect((yield* visit(domain.name, "/later")).headers.location).toBe("https://home.example/404")
+        yield* newLink(user, domain.id, { url: "https://example.com/later", alias: "later" })
+        expect((yield* visit(domain.name, "/later")).headers.location).toBe("https://example.com/later")
+        const id = yield* newLink(user, domain.id, { url: "https://example.com/v1", alias: "moving" })
+        expect((yield* visit(domain.name, "/moving")).headers.location).toBe("https://example.com/v1")
+        const patch = yield* call("PATCH", `/api/v4/${domain.id}/links/${id}`, {
+          token: user.token,
+          body: [
+            { op: "replace", path: "/url", value: "https://example.com/v2" },
+            { op: "replace", path: "/alias", value: "moved" }
+          ]
+        })
+        expect(patch.status).toBe(200)
+        expect((yield* visit(domain.name, "/moving")).headers.location).toBe("https://home.example/404")
+        expect((yield* visit(domain.name, "/moved")).headers.location).toBe("https://example.com/v2")
+      })
+    )
+
+    it.effect("a GET records one click with device, referrer host, QR flag, country and a hashed IP; HEAD records nothing", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const id = yield* newLink(user, domain.id, { alias: "counted" })
+        yield* visit(domain.name, "/counted?qr=1", {
+          headers: { "user-agent": IPHONE, referer: "https://News.Example.com/story?id=1", "x-forwarded-for": "8.8.8.8" }
+        })
+        yield* visit(domain.name, "/counted", { headers: { "x-forwarded-for": "8.8.8.8" } })
+        yield* visit(domain.name, "/counted", { method: "HEAD", headers: { "user-agent": IPHONE } })
+        const clicks = yield* clicksOf(id)
+        expect(clicks).toHaveLength(2)
+        expect(clicks[0]).toMatchObject({
+          domain_id: domain.id,
+          device: "mobile",
+          referrer: "news.example.com",
+          qr: true,
+          bot: false,
+          country: "US",
+          user_agent: IPHONE
+        })
+        expect(clicks[1]).toMatchObject({ device: "other", referrer: "direct", qr: false, user_agent: "" })
+        expect(clicks[0]?.ip_hash).toBe(clicks[1]?.ip_hash)
+        expect(clicks[0]?.ip_hash).not.toContain("8.8.8.8")
+        expect(yield* clickCount(user, domain.id, id)).toBe(2)
+      })
+    )
+
+    it.effect("bots are recorded with a flag and left out of click_count; the client IP needs a trusted proxy", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const id = yield* newLink(user, domain.id, { alias: "botty" })
+        yield* visit(domain.name, "/botty", { headers: { "user-agent": GOOGLEBOT } })
+        yield* visit(domain.name, "/botty", { headers: { "x-forwarded-for": "1.2.3.4, 8.8.8.8" } })
+        const clicks = yield* clicksOf(id)
+        expect(clicks.map((click) => [click.device, click.bot])).toEqual([["bot", true], ["other", false]])
+        expect(clicks[1]?.country).toBe("US")
+        expect(yield* clickCount(user, domain.id, id)).toBe(1)
+      })
+    )
+  })
+
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("without TRUST_PROXY, X-Forwarded-For is ignored: the socket address is the client", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const id = yield* newLink(user, domain.id, { alias: "direct" })
+        yield* visit(domain.name, "/direct", { headers: { "x-forwarded-for": "8.8.8.8" } })
+        const [click] = yield* clicksOf(id)
+        expect(click?.country).toBeNull()
+      })
+    )
+  })
+})
