@@ -11,6 +11,8 @@ export interface ServiceProcess {
   readonly baseUrl: string
   /** The child's resident set size in KiB, from /proc/<pid>/status. */
   readonly rssKiB: () => Promise<number | undefined>
+  /** SIGTERM, then waits for the exit (SIGKILL after 15 s); how it exited. */
+  readonly stop: () => Promise<string>
 }
 
 /**
@@ -38,15 +40,18 @@ export const startService = async (
   }
   if (child.pid === undefined) throw new Error("the service process did not start")
   const pid = child.pid
-  cleanup.defer("stop the service", async () => {
-    if (!running) return
+  const stop = async () => {
+    if (!running) return exited
     child.kill("SIGTERM")
     const stopped = await Promise.race([exited.then(() => true), sleep(15_000, false)])
     if (!stopped) {
       process.stderr.write("the service did not exit 15 s after SIGTERM; sending SIGKILL\n")
       child.kill("SIGKILL")
-      await exited
     }
+    return exited
+  }
+  cleanup.defer("stop the service", async () => {
+    await stop()
   })
 
   const baseUrl = `http://127.0.0.1:${options.port}`
@@ -56,7 +61,7 @@ export const startService = async (
     if (Date.now() > deadline) throw new Error(`the service was not ready within ${options.readyTimeoutMs} ms`)
     await sleep(100)
   }
-  return { pid, baseUrl, rssKiB: () => rssKiB(pid) }
+  return { pid, baseUrl, rssKiB: () => rssKiB(pid), stop }
 }
 
 const isReady = async (baseUrl: string) => {

@@ -88,13 +88,16 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, query: string) => {
           if (link === null) return unknownAlias(res, domain)
           if (!link.active) return homepage(res, domain)
-          const visitor = new URLSearchParams(query)
-          const qr = visitor.get("qr") === "1"
-          let location: string
-          try {
-            location = query === "" ? link.redirectUrl : withVisitorQuery(link.redirectUrl, visitor)
-          } catch {
-            location = link.redirectUrl
+          let location = link.redirectUrl
+          let qr = false
+          if (query !== "") {
+            const visitor = new URLSearchParams(query)
+            qr = visitor.get("qr") === "1"
+            try {
+              location = withVisitorQuery(link.redirectUrl, visitor)
+            } catch {
+              location = link.redirectUrl
+            }
           }
           redirect(res, link.redirectType, location, LINK_CACHE_CONTROL)
           if (req.method !== "GET") return

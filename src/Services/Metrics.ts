@@ -98,10 +98,17 @@ const redirectsKey = MetricKey.counter("redirects_total", {
   incremental: true
 })
 const redirectCounters = perLabels(redirectsKey, Metric.fromMetricKey)
+const redirectsByStatus = new Map<number, Metric.Metric.Counter<number>>()
+const NO_TAGS: ReadonlyArray<MetricLabel.MetricLabel> = []
 
 /** Counts one answer of the redirect hot path (called per request: no Effect, no allocation once warm). */
 export const recordRedirect = (status: number) => {
-  redirectCounters([["status", String(status)]]).unsafeUpdate(1, [])
+  let counter = redirectsByStatus.get(status)
+  if (counter === undefined) {
+    counter = redirectCounters([["status", String(status)]])
+    redirectsByStatus.set(status, counter)
+  }
+  counter.unsafeUpdate(1, NO_TAGS)
 }
 
 export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
