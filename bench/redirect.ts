@@ -2,7 +2,9 @@
  * The redirect hot path of the real server process against a bare node:http server (a separate
  * process too) answering the same 301 without any lookup, loaded by the same autocannon settings in
  * the same run. `npm run bench:redirect`; BENCH_SECONDS (default 10), BENCH_WARMUP_SECONDS (default
- * 5), BENCH_CONNECTIONS (default 50). PostgreSQL when BENCH_DATABASE_URL or DATABASE_URL is set (a
+ * 5), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (default 3: reference and service runs alternate,
+ * and the median run of each is reported, since other work on a small machine skews single runs).
+ * PostgreSQL when BENCH_DATABASE_URL or DATABASE_URL is set (a
  * fresh database, dropped at the end), else embedded. After the load the service is stopped with
  * SIGTERM and the clicks in the database are compared with the 301s it answered.
  * Exits 1 on errors, timeouts, unexpected statuses or a click count that differs from the
@@ -36,6 +38,7 @@ const numberFromEnv = (name: string, fallback: number) => {
 const seconds = numberFromEnv("BENCH_SECONDS", 10)
 const warmUpSeconds = numberFromEnv("BENCH_WARMUP_SECONDS", 5)
 const connections = numberFromEnv("BENCH_CONNECTIONS", 50)
+const rounds = Math.max(1, Math.round(numberFromEnv("BENCH_ROUNDS", 3)))
 
 const REFERENCE = `
 const http = require("node:http")
@@ -139,14 +142,26 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `load average before: ${loadavg().map((n) => n.toFixed(2)).join(" ")}`
     ].join("\n") + "\n\n"
   )
-  process.stderr.write("running the reference...\n")
+  const bareRuns: Array<Run> = []
+  const serviceRuns: Array<Run> = [await load(service.baseUrl, DOMAIN, warmUpSeconds)]
   await load(reference.url, undefined, warmUpSeconds)
-  const bare = await load(reference.url, undefined, seconds)
+  for (let round = 1; round <= rounds; round++) {
+    process.stderr.write(`round ${round} of ${rounds}: reference, then service...\n`)
+    bareRuns.push(await load(reference.url, undefined, seconds))
+    serviceRuns.push(await load(service.baseUrl, DOMAIN, seconds))
+  }
   const bareRss = await rssOf(reference.pid)
-  process.stderr.write("running the service...\n")
-  const warm = await load(service.baseUrl, DOMAIN, warmUpSeconds)
-  const measured = await load(service.baseUrl, DOMAIN, seconds)
   const serviceRss = (await service.rssKiB()) ?? 0
+  const median = (runs: ReadonlyArray<Run>) => {
+    const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)
+    return sorted[Math.floor(sorted.length / 2)]!
+  }
+  const bare = median(bareRuns)
+  const measured = median(serviceRuns.slice(1))
+  const perRound = serviceRuns
+    .slice(1)
+    .map((run, i) => `${bareRuns[i]!.requestsPerSecond.toFixed(0)} / ${run.requestsPerSecond.toFixed(0)}`)
+  process.stdout.write(`req/s per round (reference / service): ${perRound.join(", ")}\n`)
 
   const ratio = measured.requestsPerSecond / bare.requestsPerSecond
   const row = (name: string, r: Run, rss: number | undefined, vs: string) => [
@@ -164,8 +179,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     formatTable(
       ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "not 301", "errors/timeouts", "RSS MiB", "vs reference"],
       [
-        row("reference node:http 301", bare, bareRss, "reference"),
-        row("service GET /<alias> (Host: bench.example)", measured, serviceRss / 1024, ratio.toFixed(3))
+        row("reference node:http 301 (median run)", bare, bareRss, "reference"),
+        row("service GET /<alias> (median run)", measured, serviceRss / 1024, ratio.toFixed(3))
       ]
     ) + "\n\n"
   )
@@ -173,7 +188,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   // The service's own count: autocannon drops the answers still in flight when a run ends.
   const metrics = await fetch(`${service.baseUrl}/metrics`).then((response) => response.text())
   const answered = Number(/^redirects_total\{status="301"\} (\d+)/m.exec(metrics)?.[1] ?? Number.NaN)
-  process.stdout.write(`301s counted by autocannon: ${warm.redirects + measured.redirects}; answered by the service: ${answered}\n`)
+  const counted = serviceRuns.reduce((sum, run) => sum + run.redirects, 0)
+  process.stdout.write(`301s counted by autocannon: ${counted}; answered by the service: ${answered}\n`)
   let lost = false
   if (database.env.DATABASE_URL === undefined) {
     process.stdout.write(`clicks recorded vs redirects answered: skipped (embedded database)\n`)
@@ -192,7 +208,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `load average after: ${loadavg().map((n) => n.toFixed(2)).join(" ")}`
     ].join("\n") + "\n"
   )
-  const broken = [bare, warm, measured].some((r) => r.errors > 0 || r.timeouts > 0 || r.unexpected > 0)
+  const broken = [...bareRuns, ...serviceRuns].some((r) => r.errors > 0 || r.timeouts > 0 || r.unexpected > 0)
   if (broken) process.stderr.write("FAILED: errors, timeouts or statuses other than 301\n")
   return broken || lost ? 1 : 0
 }

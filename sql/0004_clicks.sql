@@ -19,7 +19,6 @@ CREATE TABLE clicks (
   PRIMARY KEY (id, at)
 ) PARTITION BY RANGE (at);
 CREATE INDEX clicks_link_at ON clicks (link_id, at);
-CREATE INDEX clicks_domain_at ON clicks (domain_id, at);
 
 -- Every change a redirect could see is announced on one channel: `l:<domain id>:<lower alias>` for
 -- a link, `d:<domain name>` for a domain. click_count updates are not announced.

@@ -32,7 +32,7 @@ export interface ClickLogOptions {
 
 export const clickLogDefaults: ClickLogOptions = {
   flushInterval: "1 second",
-  batchSize: 2000,
+  batchSize: 1000,
   writeTimeout: "5 seconds",
   notifyInterval: "5 seconds"
 }
