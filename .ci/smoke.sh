@@ -90,6 +90,21 @@ status="$(request GET "/api/v4/domains/$DOMAIN_ID" "" "$TOKEN")"
 [ "$(json objects.0.domain <"$BODY")" = "$DOMAIN" ] || fail "E7 answered another domain: $(cat "$BODY")"
 echo "smoke: created domain $DOMAIN_ID $DOMAIN"
 
+status="$(request POST "/api/v4/$DOMAIN_ID/links" '{"url":"https://example.com/smoke","alias":"smoke","override_404_check":1}' "$TOKEN")"
+[ "$status" = "200" ] || fail "creating a link (E4) answered $status: $(cat "$BODY")"
+LINK_ID="$(json objects.0.id <"$BODY")" || fail "E4 answered no id: $(cat "$BODY")"
+redirect="$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -H "Host: $DOMAIN" "$BASE/smoke?ref=ci")"
+[ "$redirect" = "301 https://example.com/smoke?ref=ci" ] || fail "the short link answered '$redirect'"
+clicks=""
+for _ in $(seq 1 50); do
+  request GET "/api/v4/$DOMAIN_ID/links/$LINK_ID" "" "$TOKEN" >/dev/null
+  clicks="$(json objects.0.click_count <"$BODY")" || true
+  [ "$clicks" = "1" ] && break
+  sleep 0.2
+done
+[ "$clicks" = "1" ] || fail "click_count is '$clicks' 10 s after one redirect, expected 1"
+echo "smoke: the short link redirected and its click was counted"
+
 kill -TERM "$SERVER_PID"
 for _ in $(seq 1 100); do
   kill -0 "$SERVER_PID" 2>/dev/null || break
