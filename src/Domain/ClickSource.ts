@@ -3,31 +3,52 @@ import { isbot } from "isbot"
 
 export type Device = "desktop" | "mobile" | "tablet" | "bot" | "other"
 
-/** Longer user agents are cut before parsing and storing: real ones are far shorter. */
+export interface UserAgentClass {
+  readonly device: Device
+  readonly bot: boolean
+}
+
+/** Longer user agents are cut before parsing and storing: real ones are far shorter, and the parsers' regexes stay cheap. */
 export const MAX_USER_AGENT = 512
-const MAX_REFERER = 2048
+/** Longer Referers are cut before parsing; the host is at the start. */
+export const MAX_REFERER = 2048
 
-export const truncateUserAgent = (userAgent: string | undefined): string => (userAgent ?? "").slice(0, MAX_USER_AGENT)
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 
-/** Device class of a user agent; bots (isbot's list, curl and scripts included) are their own class. */
-export const classifyUserAgent = (userAgent: string | undefined): { readonly device: Device; readonly bot: boolean } => {
+/** The user agent as stored: at most MAX_USER_AGENT UTF-16 units, never half a surrogate pair; "" when missing. */
+export const truncateUserAgent = (userAgent: string | undefined): string => {
+  if (userAgent === undefined) return ""
+  if (userAgent.length <= MAX_USER_AGENT) return userAgent
+  const end = isHighSurrogate(userAgent.charCodeAt(MAX_USER_AGENT - 1)) ? MAX_USER_AGENT - 1 : MAX_USER_AGENT
+  return userAgent.slice(0, end)
+}
+
+const OTHER: UserAgentClass = { device: "other", bot: false }
+const BOT: UserAgentClass = { device: "bot", bot: true }
+
+/**
+ * Device class of a user agent. isbot alone decides what is a bot (its list includes curl, wget,
+ * HTTP libraries, link previewers, headless browsers and user agents with no browser token); for the
+ * rest Bowser's platform type gives desktop, mobile or tablet, and anything else (TV, unknown) is
+ * "other". A missing or blank user agent is "other" and not a bot.
+ */
+export const classifyUserAgent = (userAgent: string | undefined): UserAgentClass => {
   const ua = truncateUserAgent(userAgent)
-  if (ua.trim() === "") return { device: "other", bot: false }
-  if (isbot(ua)) return { device: "bot", bot: true }
+  if (ua.trim() === "") return OTHER
+  if (isbot(ua)) return BOT
   try {
     const type = Bowser.parse(ua).platform.type
-    if (type === "bot") return { device: "bot", bot: true }
-    return { device: type === "desktop" || type === "mobile" || type === "tablet" ? type : "other", bot: false }
+    return type === "desktop" || type === "mobile" || type === "tablet" ? { device: type, bot: false } : OTHER
   } catch {
-    return { device: "other", bot: false }
+    return OTHER
   }
 }
 
-/** The lower-cased host of an http(s) Referer, or "direct" when there is none to speak of. */
+/** The lower-cased host name of an http(s) Referer (IDN as punycode, no port), or "direct". */
 export const referrerHost = (referer: string | undefined): string => {
-  if (referer === undefined || referer === "" || referer.length > MAX_REFERER) return "direct"
+  if (referer === undefined || referer === "") return "direct"
   try {
-    const url = new URL(referer)
+    const url = new URL(referer.slice(0, MAX_REFERER))
     if ((url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") return "direct"
     return url.hostname.toLowerCase()
   } catch {

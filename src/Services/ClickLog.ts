@@ -32,7 +32,8 @@ export interface ClickLogOptions {
 
 export const clickLogDefaults: ClickLogOptions = {
   flushInterval: "1 second",
-  batchSize: 1000,
+  // Large batches fold many clicks of one link and day into one rollup row each.
+  batchSize: 5000,
   writeTimeout: "5 seconds",
   notifyInterval: "5 seconds"
 }
@@ -58,7 +59,9 @@ const letIoIn = Effect.async<void>((resume) => {
  * Clicks, recorded without waiting: `enqueue` only appends to memory. Every second the writer takes
  * everything queued and writes it in batches; a batch the database refuses goes at once to an
  * append-only spill file in `DATA_DIR/clicks` (so a crash loses at most one interval of clicks), and
- * spill files are replayed as soon as the database answers again, and at the next start. Ids are
+ * so does every later batch until the spill files are replayed, which is tried at each flush; spill
+ * files left by an earlier process are replayed at the next start. Memory thus holds at most the
+ * clicks of one interval plus one write timeout. Ids are
  * made before the first write, so a batch written twice counts once. Closing the layer writes what
  * is left.
  */
@@ -141,9 +144,23 @@ export class ClickLog extends Context.Tag("ClickLog")<
             Effect.catchAll((error) => Effect.logWarning("click e-mail counts not recorded", error))
           )
 
+        const spillRows = (rows: ReadonlyArray<ClickRow>) =>
+          Effect.zipRight(
+            Effect.promise(() => spill.append(rows)),
+            Metric.incrementBy(clicksSpilled, rows.length)
+          )
+
+        // After a failed write, batches go straight to the spill file (durable at once) until a
+        // replay shows the database answers again.
+        let databaseDown = false
+
         /** Writes the rows in batches; what cannot be written is spilled. */
         const write = (rows: ReadonlyArray<ClickRow>) =>
           Effect.gen(function* () {
+            if (databaseDown) {
+              if (rows.length > 0) yield* spillRows(rows)
+              return true
+            }
             for (let start = 0; start < rows.length; start += options.batchSize) {
               const chunk = rows.slice(start, start + options.batchSize)
               const failed = yield* writeChunk(chunk).pipe(
@@ -152,9 +169,8 @@ export class ClickLog extends Context.Tag("ClickLog")<
                 Effect.catchAll((error) => Effect.as(Effect.logWarning("database unavailable: spilling clicks", error), true))
               )
               if (failed) {
-                const rest = rows.slice(start)
-                yield* Effect.promise(() => spill.append(rest))
-                yield* Metric.incrementBy(clicksSpilled, rest.length)
+                databaseDown = true
+                yield* spillRows(rows.slice(start))
                 return false
               }
             }
@@ -173,13 +189,16 @@ export class ClickLog extends Context.Tag("ClickLog")<
                 Effect.catchAll(() => Effect.succeed(false))
               )
               if (!ok) {
+                databaseDown = true
                 yield* Effect.promise(async () => lines.return(undefined))
                 return
               }
+              databaseDown = false
               yield* Metric.incrementBy(clicksReplayed, next.value.length)
             }
             yield* Effect.promise(() => spill.remove(file))
           }
+          databaseDown = false
         })
 
         const flush = Effect.gen(function* () {
@@ -198,7 +217,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
         // Released after the loop below has been interrupted (it finishes the flush it is in).
         yield* Effect.addFinalizer(() => flush)
         // The first run, at once, replays what an earlier process left in spill files.
-        yield* flush.pipe(Effect.repeat(Schedule.spaced(options.flushInterval)), Effect.forkScoped)
+        yield* flush.pipe(Effect.repeat(Schedule.fixed(options.flushInterval)), Effect.forkScoped)
         yield* notifier.sendDue.pipe(
           Effect.catchAll((error) => Effect.logWarning("click e-mails not sent", error)),
           Effect.repeat(Schedule.spaced(options.notifyInterval)),

@@ -12,35 +12,42 @@ export class MailError extends Data.TaggedError("MailError")<{ readonly cause: u
 
 const SEND_TIMEOUT_MS = 10_000
 
-/** Outgoing e-mail: SMTP when `SMTP_URL` is set, otherwise the log (CONTRACT §12). */
-export class Mailer extends Context.Tag("Mailer")<
-  Mailer,
-  { readonly send: (mail: Mail) => Effect.Effect<void, MailError> }
->() {
+/** Outgoing e-mail: SMTP to `SMTP_URL` (smtp:// or smtps://) from `MAIL_FROM`, or the log when it is unset. */
+export class Mailer extends Context.Tag("Mailer")<Mailer, { readonly send: (mail: Mail) => Effect.Effect<void, MailError> }>() {
   static readonly Live = Layer.scoped(
     Mailer,
     Effect.gen(function* () {
-      const config = yield* AppConfig
-      const smtpUrl = config.smtpUrl
+      const { smtpUrl, mailFrom } = yield* AppConfig
       if (Option.isNone(smtpUrl)) {
         return {
           send: (mail: Mail) =>
-            Effect.logInfo("e-mail (no SMTP_URL: written to the log)").pipe(
+            Effect.logInfo("e-mail written to the log (no SMTP_URL)").pipe(
               Effect.annotateLogs({ to: mail.to, subject: mail.subject, text: mail.text })
             )
         }
       }
+      // The socket gives up as soon as the send does, so a message is not delivered after its timeout.
       const transport = yield* Effect.acquireRelease(
-        Effect.sync(() => nodemailer.createTransport(Redacted.value(smtpUrl.value))),
+        Effect.sync(() =>
+          nodemailer.createTransport(
+            {
+              url: Redacted.value(smtpUrl.value),
+              connectionTimeout: SEND_TIMEOUT_MS,
+              greetingTimeout: SEND_TIMEOUT_MS,
+              socketTimeout: SEND_TIMEOUT_MS
+            },
+            { from: mailFrom }
+          )
+        ),
         (transport) => Effect.sync(() => transport.close())
       )
       return {
         send: (mail: Mail) =>
           Effect.tryPromise({
-            try: () => transport.sendMail({ from: config.mailFrom, to: mail.to, subject: mail.subject, text: mail.text }),
+            try: () => transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text }),
             catch: (cause) => new MailError({ cause })
           }).pipe(
-            Effect.timeoutFail({ duration: SEND_TIMEOUT_MS, onTimeout: () => new MailError({ cause: "timed out" }) }),
+            Effect.timeoutFail({ duration: SEND_TIMEOUT_MS, onTimeout: () => new MailError({ cause: "timed out after 10 s" }) }),
             Effect.asVoid
           )
       }
