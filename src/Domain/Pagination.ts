@@ -36,5 +36,6 @@ export const makeMeta = (request: PageRequest, count: number, total: number, pat
   })
 }
 
-/** Every list's page size: 50 in version 4 (CONTRACT §9). */
+/** Every list's page size: 50 in version 4, 20 in version 3 (CONTRACT §9). */
 export const PAGE_SIZE_V4 = 50
+export const PAGE_SIZE_V3 = 20

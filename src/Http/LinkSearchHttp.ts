@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import { Api } from "../Api/Api.ts"
 import { CurrentUser } from "../Api/Authentication.ts"
 import { ApiError } from "../Domain/ApiError.ts"
-import { makeMeta, offsetOf, PAGE_SIZE_V4 } from "../Domain/Pagination.ts"
+import { makeMeta, offsetOf } from "../Domain/Pagination.ts"
+import { pageRequest } from "./ApiVersion.ts"
 import { parseHttpUrl } from "../Domain/Url.ts"
 import { LinkRepo } from "../Repos/LinkRepo.ts"
 import { viewerOf } from "./LinkAccess.ts"
@@ -20,7 +21,7 @@ export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handl
         if (all && !viewer.seesAll) return yield* ApiError.of(10003)
         const url = urlParams.url === undefined ? undefined : parseHttpUrl(urlParams.url, { assumeHttp: true })
         if (urlParams.url !== undefined && url === undefined) return yield* ApiError.of(10122)
-        const page = { page: urlParams.page ?? 1, perPage: PAGE_SIZE_V4 }
+        const page = yield* pageRequest(urlParams.page)
         const found = yield* links.search({
           domainId: path.domain_id,
           viewer,

@@ -57,8 +57,10 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
     }
 
     /**
-     * Inserts the batch and adds each link's new, non-bot clicks to its `click_count`, in one
-     * statement: rows already present (a retried batch) are skipped and counted nowhere.
+     * Inserts the batch and, for the clicks new to the table that are not bots, adds them to their
+     * link's `click_count`, `last_clicked` and visitors, and to the rollups (daily per link; daily and
+     * monthly per domain and link owner), all in one statement: rows already present (a retried batch) are skipped and
+     * counted nowhere. Rollup rows are written in key order, so concurrent batches cannot deadlock.
      */
     const insert = (rows: ReadonlyArray<ClickRow>) =>
       Effect.gen(function* () {
@@ -77,13 +79,60 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
             SELECT id, at, link_id, domain_id, decode(ip_hash, 'hex'), country, region, city, device, referrer, user_agent, qr, bot
             FROM input
             ON CONFLICT (id, at) DO NOTHING
-            RETURNING link_id, bot
+            RETURNING link_id, domain_id, at, ip_hash, country, region, city, device, referrer, qr, bot
           ),
-          counted AS (SELECT link_id, count(*) AS clicks FROM inserted WHERE NOT bot GROUP BY link_id),
+          counted AS (
+            SELECT link_id, count(*) AS clicks, max(at) AS last FROM inserted WHERE NOT bot GROUP BY link_id
+          ),
           updated AS (
-            UPDATE links SET click_count = links.click_count + counted.clicks
+            UPDATE links
+            SET click_count = links.click_count + counted.clicks,
+                last_clicked = greatest(links.last_clicked, counted.last)
             FROM counted WHERE links.id = counted.link_id
-            RETURNING links.id
+            RETURNING links.id, links.user_id
+          ),
+          facts AS (
+            SELECT i.link_id, i.domain_id, u.user_id, (i.at AT TIME ZONE 'UTC')::date AS day, i.qr, k.kind, k.a, k.b, k.c
+            FROM inserted i
+            JOIN updated u ON u.id = i.link_id
+            CROSS JOIN LATERAL (VALUES
+              ('d'::"char", '', '', ''),
+              ('g'::"char", coalesce(i.country, ''), coalesce(i.region, ''), coalesce(i.city, '')),
+              ('v'::"char", i.device, '', ''),
+              ('r'::"char", i.referrer, '', ''),
+              ('h'::"char", to_char(i.at AT TIME ZONE 'UTC', 'HH24'), '', '')
+            ) AS k(kind, a, b, c)
+            WHERE NOT i.bot
+          ),
+          per_link AS (
+            INSERT INTO click_rollups (link_id, kind, day, a, b, c, clicks, scans)
+            SELECT link_id, kind, day, a, b, c, count(*), count(*) FILTER (WHERE qr)
+            FROM facts GROUP BY link_id, kind, day, a, b, c ORDER BY link_id, kind, day, a, b, c
+            ON CONFLICT (link_id, kind, day, a, b, c)
+            DO UPDATE SET clicks = click_rollups.clicks + excluded.clicks, scans = click_rollups.scans + excluded.scans
+          ),
+          per_user AS (
+            INSERT INTO click_rollups_user (domain_id, user_id, kind, day, a, b, c, clicks, scans)
+            SELECT domain_id, user_id, kind, day, a, b, c, count(*), count(*) FILTER (WHERE qr)
+            FROM facts WHERE kind <> 'h'
+            GROUP BY domain_id, kind, day, user_id, a, b, c ORDER BY domain_id, kind, day, user_id, a, b, c
+            ON CONFLICT (domain_id, kind, day, user_id, a, b, c)
+            DO UPDATE SET clicks = click_rollups_user.clicks + excluded.clicks, scans = click_rollups_user.scans + excluded.scans
+          ),
+          per_user_month AS (
+            INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, a, b, c, clicks, scans)
+            SELECT domain_id, user_id, kind, date_trunc('month', day)::date AS month, a, b, c, count(*), count(*) FILTER (WHERE qr)
+            FROM facts WHERE kind IN ('g', 'v', 'r')
+            GROUP BY domain_id, kind, month, user_id, a, b, c ORDER BY domain_id, kind, month, user_id, a, b, c
+            ON CONFLICT (domain_id, kind, month, user_id, a, b, c)
+            DO UPDATE SET clicks = click_rollups_user_month.clicks + excluded.clicks,
+                          scans = click_rollups_user_month.scans + excluded.scans
+          ),
+          visitors AS (
+            INSERT INTO link_visitors (link_id, ip_hash)
+            SELECT DISTINCT i.link_id, i.ip_hash FROM inserted i JOIN updated u ON u.id = i.link_id
+            WHERE NOT i.bot ORDER BY i.link_id, i.ip_hash
+            ON CONFLICT DO NOTHING
           )
           SELECT link_id, clicks::int4 AS clicks FROM counted WHERE link_id IN (SELECT id FROM updated)`.pipe(
           Effect.map((result): ReadonlyArray<LinkClicks> => result.map((row) => ({ linkId: row.link_id, clicks: row.clicks })))

@@ -33,6 +33,20 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   }
 }
 
+/** Links `l` whose alias, notes or redirect URL contain the keyword, ignoring case (CONTRACT §9). */
+export const keywordMatch = (sql: SqlClient.SqlClient, keyword: string) =>
+  sql`(position(lower(${keyword}) IN lower(l.alias)) > 0 OR position(lower(${keyword}) IN lower(l.notes)) > 0
+       OR position(lower(${keyword}) IN lower(l.redirect_url)) > 0)`
+
+/** Links `l` carrying a tag of that name, ignoring case. */
+export const taggedWith = (sql: SqlClient.SqlClient, name: string) =>
+  sql`EXISTS (SELECT 1 FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id AND lower(t.name) = lower(${name}))`
+
+/** A link as E16 lists it: its fields and its latest click (`YYYY-MM-DD HH:MM:SS` UTC). */
+class ClickedLinkRow extends LinkRow.extend<ClickedLinkRow>("ClickedLinkRow")({
+  last_clicked: Schema.NullOr(Schema.String)
+}) {}
+
 /** E6's filters; `onlyOwn` keeps the viewer's own links even when they may see all. */
 export interface LinkSearch {
   readonly domainId: number
@@ -99,11 +113,10 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
              l.redirect_type, l.status, l.template_id, l.click_count,
              ${epoch("archive_on")}, ${epoch("delete_on")}, ${epoch("created")}, ${epoch("modified")},
              d.domain, d.has_ssl`
-    const select = sql`
-      SELECT ${columns},
-             coalesce((SELECT json_agg(json_build_object('name', t.name, 'shared', t.shared) ORDER BY lower(t.name))
-                       FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id), '[]') AS tags
-      FROM links l JOIN domains d ON d.id = l.domain_id`
+    const tags = sql`
+      coalesce((SELECT json_agg(json_build_object('name', t.name, 'shared', t.shared) ORDER BY lower(t.name))
+                FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id), '[]') AS tags`
+    const select = sql`SELECT ${columns}, ${tags} FROM links l JOIN domains d ON d.id = l.domain_id`
 
     const visibleTo = (viewer: Viewer) =>
       sql`l.status <> 'deleted' AND d.account_id = ${viewer.accountId}
@@ -232,15 +245,9 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         sql`l.domain_id = ${q.domainId}`,
         visibleTo(q.viewer),
         ...(q.onlyOwn ? [sql`l.user_id = ${q.viewer.userId}`] : []),
-        ...(q.keyword === undefined || q.keyword === ""
-          ? []
-          : [sql`(position(lower(${q.keyword}) IN lower(l.alias)) > 0 OR position(lower(${q.keyword}) IN lower(l.notes)) > 0
-                 OR position(lower(${q.keyword}) IN lower(l.redirect_url)) > 0)`]),
+        ...(q.keyword === undefined || q.keyword === "" ? [] : [keywordMatch(sql, q.keyword)]),
         ...(q.url === undefined ? [] : [sql`l.url = ${q.url}`]),
-        ...(q.tag === undefined
-          ? []
-          : [sql`EXISTS (SELECT 1 FROM link_tags lt JOIN tags t ON t.id = lt.tag_id
-                         WHERE lt.link_id = l.id AND lower(t.name) = lower(${q.tag}))`]),
+        ...(q.tag === undefined ? [] : [taggedWith(sql, q.tag)]),
         ...(q.createdFrom === undefined ? [] : [sql`l.created >= to_timestamp(${q.createdFrom})`]),
         ...(q.createdTo === undefined ? [] : [sql`l.created < to_timestamp(${q.createdTo})`])
       ]
@@ -273,6 +280,31 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         return { links: rows.map((row) => row.toLink()), total, clicks: totals?.clicks ?? 0 }
       })
 
-    return { byId, byAlias, search, insert, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
+    /** The links of these ids with their latest click, in the order of `ids`. */
+    const clickedByIds = (ids: ReadonlyArray<number>) =>
+      Effect.map(
+        ids.length === 0
+          ? Effect.succeed([])
+          : SqlSchema.findAll({
+              Request: Schema.Array(Schema.Int),
+              Result: ClickedLinkRow,
+              execute: (ids) => sql`
+                SELECT ${columns}, ${tags},
+                       to_char(l.last_clicked AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS last_clicked
+                FROM links l JOIN domains d ON d.id = l.domain_id
+                WHERE ${sql.in("l.id", ids)}`
+            })(ids),
+        (rows) => {
+          const byId = new Map(rows.map((row) => [row.id, row]))
+          return ids.flatMap((id) => {
+            const row = byId.get(id)
+            if (row === undefined) return []
+            const { notify_on_click: _, ...link } = row.toLink()
+            return [{ ...link, lifetime_count: row.click_count, last_clicked: row.last_clicked }]
+          })
+        }
+      )
+
+    return { byId, byAlias, search, clickedByIds, insert, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
   })
 }) {}
