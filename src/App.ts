@@ -8,6 +8,7 @@ import { Api } from "./Api/Api.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Http/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Http/AuthenticationLive.ts"
+import { AnalyticsHttpLive } from "./Http/AnalyticsHttp.ts"
 import { AuthHttpLive } from "./Http/AuthHttp.ts"
 import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
 import { ErrorCodesHttpLive } from "./Http/ErrorCodesHttp.ts"
@@ -19,6 +20,7 @@ import { OperationsHttpLive } from "./Http/OperationsHttp.ts"
 import { AccountRepo } from "./Repos/AccountRepo.ts"
 import { DomainRepo } from "./Repos/DomainRepo.ts"
 import { LinkRepo } from "./Repos/LinkRepo.ts"
+import { AnalyticsRepo } from "./Repos/AnalyticsRepo.ts"
 import { TagRepo } from "./Repos/TagRepo.ts"
 import { UserRepo } from "./Repos/UserRepo.ts"
 import { UtmTemplateRepo } from "./Repos/UtmTemplateRepo.ts"
@@ -51,7 +53,8 @@ export const coreLayer = (database: Database) => {
     DomainRepo.Default,
     UtmTemplateRepo.Default,
     LinkRepo.Default,
-    TagRepo.Default
+    TagRepo.Default,
+    AnalyticsRepo.Default
   )
   const services = Layer.mergeAll(
     TokenStore.Default,
@@ -86,7 +89,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { ApiErrorBodies } from "../Domain/ApiError.ts"
+import { AnalyticsApi } from "./AnalyticsApi.ts"
 import { AuthApi } from "./AuthApi.ts"
 import { DomainsApi } from "./DomainsApi.ts"
 import { ErrorCodesApi } from "./ErrorCodesApi.ts"
@@ -16,6 +17,7 @@ export class Api extends HttpApi.make("links")
   .add(LinksApi.prefix("/api/v4"))
   .add(LinkSearchApi.prefix("/api/v4"))
   .add(TagsApi.prefix("/api/v4"))
+  .add(AnalyticsApi.prefix("/api/v4"))
   .add(OperationsApi)
   .addError(ApiErrorBodies[400])
   .addError(ApiErrorBodies[401])

@@ -27,6 +27,14 @@ export const codedMessage = (code: ErrorCode, status?: ErrorStatus) => ({ messag
 export const required = <A, I, R>(schema: Schema.Schema<A, I, R>, code: ErrorCode, status?: ErrorStatus) =>
   Schema.propertySignature(schema).annotations({ missingMessage: () => marker(code, status) })
 
-/** A positive integer id in a path segment; anything else reports `code` (404 unless told). */
+/**
+ * A positive integer id in a path segment, written as one (CONTRACT §2: not " 1", "01", "1.0", "1e0"
+ * or "0x1", which `NumberFromString` would read); anything else reports `code` (404 unless told).
+ */
 export const PathId = (code: ErrorCode, status?: ErrorStatus) =>
-  Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER), coded(code, status))
+  Schema.compose(Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/)), Schema.NumberFromString).pipe(
+    Schema.int(),
+    Schema.positive(),
+    Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER),
+    coded(code, status)
+  )

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, LogLevel, Option } from "effect"
@@ -10,6 +10,7 @@ import { recordHttpRequest } from "../Services/Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
+import { isV3Path, serveV3 } from "./V3Adapter.ts"
 
 export { MAX_BODY_BYTES }
 
@@ -23,6 +24,18 @@ const render = (error: ApiError) =>
       headers: error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }
     }
   )
+
+const sqlState = (error: SqlError): string =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? String(error.cause.code) : ""
+
+/**
+ * The API takes JSON (CONTRACT §1). The framework would parse a multipart/form-data body as such,
+ * and waits forever for one that is empty: such a request is refused before anything reads it.
+ */
+const isMultipart = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = (request.headers["content-type"] ?? "").toLowerCase()
+  return HttpMethod.hasBody(request.method) && type.includes("multipart/form-data") && !type.includes("application/json")
+}
 
 const unavailable = (error: SqlError) =>
   /connect|terminat|timeout|ECONN|EPIPE|socket/i.test(`${error.message} ${String(error.cause)}`)
@@ -39,6 +52,15 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
         if (String(failure.cause).includes("maxBytes exceeded")) return ApiError.of(10152, String(MAX_BODY_BYTES))
         return ApiError.of(10153, "the request body is not valid JSON")
       }
+    }
+    // Every recursive walk over a request (the framework's decode messages, ours) follows the input:
+    // only input nested too deeply overflows the stack.
+    if (failure instanceof RangeError && failure.message.includes("call stack")) {
+      return ApiError.of(10153, "the request is nested too deeply")
+    }
+    // PostgreSQL text and jsonb cannot hold a NUL character; only client input can bring one.
+    if (failure instanceof SqlError && ["22021", "22P05"].includes(sqlState(failure))) {
+      return ApiError.of(10153, "text must not contain NUL characters")
     }
     if (failure instanceof SqlError && unavailable(failure)) {
       yield* Effect.logWarning("database unavailable", failure)
@@ -76,8 +98,9 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             }
           }
           const limited = yield* limitBody(request)
+          if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           return yield* HttpIncomingMessage.withMaxBodySize(
-            Effect.provideService(app, HttpServerRequest.HttpServerRequest, limited),
+            isV3Path(path) ? serveV3(app, limited) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, limited),
             Option.some(MAX_BODY_BYTES)
           )
         })
@@ -86,7 +109,9 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
           )
         )
-        const route = labelOf(request.method, path)
+        const route = isV3Path(path)
+          ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
+          : labelOf(request.method, path)
         recordHttpRequest(route, request.method, response.status, (performance.now() - started) / 1000)
         if (accessLog) {
           yield* Effect.annotateLogs(Effect.log("Sent HTTP response"), {

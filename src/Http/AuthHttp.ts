@@ -11,7 +11,8 @@ import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 const MAX_EMAIL_LENGTH = 320
 
-const text = (value: unknown) => (typeof value === "string" ? value : "")
+/** A credential as text; anything else, or text with a NUL (which no stored value has), as "". */
+const text = (value: unknown) => (typeof value === "string" && !value.includes("\u0000") ? value : "")
 
 const toUser = (record: UserRecord) => new User({ user_id: record.id, nickname: record.nickname, email: record.email })
 

@@ -44,7 +44,7 @@ const readCapped = (source: IncomingMessage, cap: number) =>
   })
 
 /** The same request with its body already read into memory. */
-const withBody = (request: HttpServerRequest.HttpServerRequest, method: string, body: Buffer) => {
+export const withBody = (request: HttpServerRequest.HttpServerRequest, method: string, body: Buffer) => {
   const bodiless = method === "GET" || method === "HEAD"
   const web = new Request("http://body.invalid/", { method, ...(bodiless ? {} : { body }) })
   return HttpServerRequest.fromWeb(web).modify({

@@ -7,7 +7,8 @@ import { ApiError, type ErrorItem } from "../Domain/ApiError.ts"
 import type { Domain } from "../Domain/Domain.ts"
 import { normaliseDomainName } from "../Domain/DomainName.ts"
 import type { ErrorCode } from "../Domain/ErrorCatalogue.ts"
-import { makeMeta, offsetOf, PAGE_SIZE_V4 } from "../Domain/Pagination.ts"
+import { makeMeta, offsetOf } from "../Domain/Pagination.ts"
+import { pageRequest } from "./ApiVersion.ts"
 import { parseHttpUrl } from "../Domain/Url.ts"
 import type { Caller } from "../Domain/User.ts"
 import { type DomainChanges, DomainRepo } from "../Repos/DomainRepo.ts"
@@ -31,7 +32,8 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
         Option.match(row, { onNone: () => Effect.fail(ApiError.of(10101)), onSome: (row) => Effect.succeed(row.toDomain()) })
       )
 
-    const single = (domain: Domain, path: string) => ({ objects: [domain], meta: makeMeta({ page: 1, perPage: PAGE_SIZE_V4 }, 1, 1, path) })
+    const single = (domain: Domain, path: string) =>
+      Effect.map(pageRequest(1), (page) => ({ objects: [domain], meta: makeMeta(page, 1, 1, path) }))
 
     return handlers
       .handle("list", ({ urlParams, request }) =>
@@ -45,9 +47,9 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
                 ? Option.none()
                 : yield* domains.byName({ accountId: caller.accountId, userId: caller.userId, name })
             if (Option.isNone(row)) return yield* ApiError.of(10101)
-            return single(row.value.toDomain(), path)
+            return yield* single(row.value.toDomain(), path)
           }
-          const page = { page: urlParams.page ?? 1, perPage: PAGE_SIZE_V4 }
+          const page = yield* pageRequest(urlParams.page)
           const rows = yield* domains.listActive({
             accountId: caller.accountId,
             userId: caller.userId,
@@ -61,7 +63,7 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
       .handle("byId", ({ path, request }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentUser
-          return single(yield* visible(caller, path.domain_id), requestPath(request))
+          return yield* single(yield* visible(caller, path.domain_id), requestPath(request))
         }).pipe(orDieOnInfrastructure)
       )
       .handle("create", ({ payload, request }) =>
@@ -90,7 +92,7 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
               return created.value
             })
           )
-          return single(yield* visible(caller, id), requestPath(request))
+          return yield* single(yield* visible(caller, id), requestPath(request))
         }).pipe(orDieOnInfrastructure)
       )
       .handle("update", ({ path, payload, request }) =>
@@ -100,7 +102,7 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
           yield* requireAccountAdmin(caller)
           const changes = yield* domainChange(payload.op, payload.path, payload.value)
           yield* domains.update(caller.accountId, path.domain_id, changes)
-          return single(yield* visible(caller, path.domain_id), requestPath(request))
+          return yield* single(yield* visible(caller, path.domain_id), requestPath(request))
         }).pipe(orDieOnInfrastructure)
       )
   })

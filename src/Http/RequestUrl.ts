@@ -1,9 +1,34 @@
 import type { HttpServerRequest } from "@effect/platform"
 
+/** The Host header as a URL authority; "localhost" when there is none or it is not one ("a b", "["). */
+const hostOf = (header: string | undefined): string => {
+  if (header === undefined || header === "") return "localhost"
+  try {
+    return new URL(`http://${header}`).host || "localhost"
+  } catch {
+    return "localhost"
+  }
+}
+
 /** The absolute URL of the request without its query: the `path` of pagination blocks. */
 export const requestPath = (request: HttpServerRequest.HttpServerRequest): string => {
-  const host = request.headers["host"] ?? "localhost"
+  const host = hostOf(request.headers["host"])
   const pathname = new URL(request.url, "http://x").pathname
   const proto = request.headers["x-forwarded-proto"] === "https" ? "https" : "http"
   return `${proto}://${host}${pathname}`
+}
+
+/** `links` of a paginated analytics answer: the request's full URL with `page` set to each page. */
+export const pageLinks = (request: HttpServerRequest.HttpServerRequest, page: number, lastPage: number) => {
+  const url = new URL(request.url, requestPath(request))
+  const at = (n: number) => {
+    url.searchParams.set("page", String(n))
+    return url.toString()
+  }
+  return {
+    first: at(1),
+    last: at(lastPage),
+    previous: page > 1 ? at(Math.min(page - 1, lastPage)) : null,
+    next: page < lastPage ? at(page + 1) : null
+  }
 }
