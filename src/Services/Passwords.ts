@@ -1,5 +1,6 @@
 import { hash, verify } from "@node-rs/argon2"
 import { Effect } from "effect"
+import { availableParallelism } from "node:os"
 import { ApiError } from "../Domain/ApiError.ts"
 
 /** Longer inputs are refused before hashing: argon2 cost grows with input length. */
@@ -52,5 +53,6 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
     }
   })
 }) {
-  static readonly Live = Passwords.Default({ concurrency: 2, maxWaiting: 64 })
+  /** One core is always left to the event loop, which answers redirects: a login flood cannot take them all. */
+  static readonly Live = Passwords.Default({ concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)), maxWaiting: 64 })
 }

@@ -3,9 +3,9 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { openTcpProxy } from "../../bench/support/TcpProxy.ts"
 import { coreLayer, httpLayer } from "../../src/App.ts"
 import { AppConfig } from "../../src/Config.ts"
 import { serverClient } from "../../src/Sql/Database.ts"
@@ -46,61 +46,19 @@ const backend = Effect.gen(function* () {
   return { target, user: "postgres", database: "postgres" }
 })
 
-/** A TCP proxy to the database: cutting it drops every open connection and every new one. */
-const proxy = (target: Target) =>
-  Effect.gen(function* () {
-    const pairs = new Set<readonly [Socket, Socket]>()
-    let cut = false
-    const dropAll = () => {
-      for (const pair of pairs) for (const socket of pair) socket.destroy()
-    }
-    const server = createServer((client) => {
-      if (cut) {
-        client.destroy()
-        return
-      }
-      const upstream = connect(target)
-      const pair = [client, upstream] as const
-      pairs.add(pair)
-      const close = () => {
-        pairs.delete(pair)
-        client.destroy()
-        upstream.destroy()
-      }
-      for (const socket of pair) socket.on("error", close).on("close", close)
-      client.pipe(upstream).pipe(client)
-    })
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number>((resume) => {
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
-        })
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          dropAll()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    return {
-      port,
-      cut: Effect.sync(() => {
-        cut = true
-        dropAll()
-      }),
-      restore: Effect.sync(() => {
-        cut = false
-      })
-    }
-  })
-
 const linkLayer = Layer.scoped(
   DatabaseLink,
   Effect.gen(function* () {
     const { target, user, database } = yield* backend
-    const { port, cut, restore } = yield* proxy(target)
-    return { url: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`, cut, restore }
+    const proxy = yield* Effect.acquireRelease(
+      Effect.promise(() => openTcpProxy(target)),
+      (proxy) => Effect.promise(proxy.close)
+    )
+    return {
+      url: `postgres://${encodeURIComponent(user)}@127.0.0.1:${proxy.port}/${database}`,
+      cut: Effect.sync(proxy.cut),
+      restore: Effect.sync(proxy.restore)
+    }
   })
 )
 

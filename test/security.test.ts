@@ -1,0 +1,79 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { newDomain, newLink } from "./support/Fixtures.ts"
+import { at, call, codes, newUser, PASSWORD } from "./support/Http.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const result = yield* effect
+    return { result, ms: performance.now() - started }
+  })
+
+describe("security regressions", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("another account's token is refused on every endpoint that names a domain, link or tag, and changes nothing", () =>
+      Effect.gen(function* () {
+        const owner = yield* newUser()
+        const domainId = yield* newDomain(owner)
+        const linkId = yield* newLink(owner, domainId, { alias: "mine", notes: "kept" })
+        const intruder = yield* newUser()
+        const d = `/api/v4/${domainId}`
+        const l = `${d}/links/${linkId}`
+        const attempts: ReadonlyArray<readonly [string, string, unknown, number, number]> = [
+          ["GET", `/api/v4/domains/${domainId}`, undefined, 404, 10101],
+          ["PATCH", `/api/v4/domains/${domainId}`, { op: "replace", path: "status", value: "disabled" }, 404, 10101],
+          ["POST", `${d}/links`, { url: "https://example.com/", override_404_check: 1 }, 404, 10101],
+          ["GET", `${d}/links`, undefined, 404, 10101],
+          ["GET", l, undefined, 404, 10101],
+          ["PATCH", l, [{ op: "replace", path: "/notes", value: "taken" }], 404, 10101],
+          ["GET", `${d}/links/exists?alias=mine`, undefined, 404, 10101],
+          ["GET", `${l}/qr`, undefined, 404, 10101],
+          ["GET", `/api/v4/utm_templates?domain_id=${domainId}`, undefined, 404, 10201],
+          ["GET", `/api/v4/tags?domain_id=${domainId}`, undefined, 404, 10301],
+          ["POST", "/api/v4/tags", { domain_id: domainId, name: "theirs" }, 404, 10301],
+          ["GET", `${d}/links/clicked`, undefined, 404, 10101],
+          ["GET", `${d}/clicks/daily`, undefined, 404, 10101],
+          ["GET", `${d}/clicks/referrer?link_id=${linkId}`, undefined, 404, 10101],
+          ["GET", `${l}/clicks`, undefined, 404, 10101],
+          ["GET", `${l}/clicks/hourly`, undefined, 404, 10101],
+          ["GET", `${l}/clicks/city`, undefined, 404, 10101],
+          ["GET", `${l}/rawclicks`, undefined, 404, 10101],
+          ["GET", `/api/v3/${domainId}/links/${linkId}`, undefined, 404, 10101]
+        ]
+        for (const [method, path, body, status, code] of attempts) {
+          const reply = yield* call(method, path, { token: intruder.token, ...(body === undefined ? {} : { body }) })
+          expect([method, path, reply.status, codes(reply)]).toEqual([method, path, status, [code]])
+        }
+        const link = yield* call("GET", l, { token: owner.token })
+        expect(at(link.body, "objects", 0, "notes")).toBe("kept")
+        const domain = yield* call("GET", `/api/v4/domains/${domainId}`, { token: owner.token })
+        expect(at(domain.body, "objects", 0, "status")).toBe("active")
+        const tags = yield* call("GET", `/api/v4/tags?domain_id=${domainId}`, { token: owner.token })
+        expect(at(tags.body, "objects")).toEqual([])
+      })
+    )
+
+    it.effect("an unknown e-mail and a wrong password take about the same time (both verify an argon2id hash)", () =>
+      Effect.gen(function* () {
+        // Distinct e-mails, so that the growing delays for repeated failures play no part.
+        const users = yield* Effect.forEach(Array.from({ length: 6 }), () => newUser())
+        const unknown: Array<number> = []
+        const wrong: Array<number> = []
+        for (const [n, user] of users.entries()) {
+          const a = yield* timed(call("POST", "/api/v4/validate_login", { body: { email: `nobody${n}.${Date.now()}@example.com`, password: PASSWORD } }))
+          const b = yield* timed(call("POST", "/api/v4/validate_login", { body: { email: user.email, password: `${PASSWORD}!` } }))
+          expect([a.result.status, b.result.status]).toEqual([401, 401])
+          unknown.push(a.ms)
+          wrong.push(b.ms)
+        }
+        const ratio = median(unknown) / median(wrong)
+        expect(ratio).toBeGreaterThan(0.5)
+        expect(ratio).toBeLessThan(2)
+      })
+    )
+  })
+})
