@@ -9,16 +9,13 @@
  */
 import { availableParallelism, loadavg } from "node:os"
 import { benchDatabase } from "./support/BenchDatabase.ts"
-import { Cleanup } from "./support/Cleanup.ts"
+import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { freePort } from "./support/FreePort.ts"
 import { measure, type Measurement, type Scenario } from "./support/Load.ts"
 import { startReference } from "./support/ReferenceServer.ts"
-import { startService } from "./support/ServiceProcess.ts"
-import { accessTokenOf, requestJson } from "./support/Setup.ts"
+import { requestJson, startAdminService } from "./support/Setup.ts"
 import { formatTable } from "./support/Table.ts"
 
-const ADMIN_EMAIL = "bench@example.com"
-const ADMIN_PASSWORD = "bench-password-123"
 const DOMAINS = 20
 
 const secondsFromEnv = (name: string, fallback: number) => {
@@ -52,21 +49,7 @@ const report = (measurements: ReadonlyArray<Measurement>, reference: Measurement
 
 const run = async (cleanup: Cleanup): Promise<number> => {
   const database = await benchDatabase(cleanup)
-  const service = await startService(cleanup, {
-    port: await freePort(),
-    readyTimeoutMs: 60_000,
-    env: {
-      ...database.env,
-      RATE_LIMIT_PER_SECOND: "1000000",
-      LOG_LEVEL: "warning",
-      ADMIN_EMAIL,
-      ADMIN_PASSWORD,
-      TOKEN_SECRET: "bench"
-    }
-  })
-  const api = `${service.baseUrl}/api/v4`
-  const credentials = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }
-  const token = accessTokenOf((await requestJson("POST", `${api}/access_token`, { body: credentials })).json)
+  const { service, api, credentials, token } = await startAdminService(cleanup, database.env)
   for (let n = 1; n <= DOMAINS; n++) {
     await requestJson("POST", `${api}/domains`, { token, body: { domain: `bench-${n}.example` } })
   }
@@ -131,14 +114,4 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   return failed.length === 0 ? 0 : 1
 }
 
-const cleanup = new Cleanup()
-const finish = async (code: number) => {
-  await cleanup.runAll()
-  process.exit(code)
-}
-process.once("SIGINT", () => void finish(130))
-process.once("SIGTERM", () => void finish(143))
-run(cleanup).then(finish, async (error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  await finish(1)
-})
+runProgram("bench", run)

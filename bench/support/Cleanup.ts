@@ -20,3 +20,18 @@ export class Cleanup {
     return this.done
   }
 }
+
+/** Runs a bench program: its exit code, cleanup on any exit (also SIGINT and SIGTERM), failures on stderr. */
+export const runProgram = (name: string, run: (cleanup: Cleanup) => Promise<number>) => {
+  const cleanup = new Cleanup()
+  const finish = async (code: number) => {
+    await cleanup.runAll()
+    process.exit(code)
+  }
+  process.once("SIGINT", () => void finish(130))
+  process.once("SIGTERM", () => void finish(143))
+  run(cleanup).then(finish, async (error: unknown) => {
+    process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    await finish(1)
+  })
+}

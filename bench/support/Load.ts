@@ -21,9 +21,12 @@ export interface Measurement {
 
 // One worker thread generates the load, so the reference server on this process's main thread does
 // not share its event loop with the load generator.
+/** The load generator's settings shared by every bench, so that their numbers compare. */
+export const generatorOptions = { workers: 1 } as const
+
 const run = (scenario: Scenario, seconds: number) =>
   autocannon({
-    workers: 1,
+    ...generatorOptions,
     url: scenario.url,
     connections: scenario.connections,
     duration: seconds,

@@ -1,3 +1,7 @@
+import type { Cleanup } from "./Cleanup.ts"
+import { freePort } from "./FreePort.ts"
+import { startService } from "./ServiceProcess.ts"
+
 /** One JSON request during setup; anything but a 2xx answer is an error naming the request. */
 export const requestJson = async (
   method: "GET" | "POST",
@@ -22,4 +26,27 @@ export const accessTokenOf = (json: unknown): string => {
     return json.access_token
   }
   throw new Error(`no access_token in ${JSON.stringify(json).slice(0, 500)}`)
+}
+
+export const ADMIN_EMAIL = "bench@example.com"
+export const ADMIN_PASSWORD = "bench-password-123"
+
+/** The real service on `databaseEnv` with the rate limit lifted, and an access token of its admin. */
+export const startAdminService = async (cleanup: Cleanup, databaseEnv: Record<string, string>) => {
+  const service = await startService(cleanup, {
+    port: await freePort(),
+    readyTimeoutMs: 60_000,
+    env: {
+      ...databaseEnv,
+      RATE_LIMIT_PER_SECOND: "1000000",
+      LOG_LEVEL: "warning",
+      ADMIN_EMAIL,
+      ADMIN_PASSWORD,
+      TOKEN_SECRET: "bench"
+    }
+  })
+  const api = `${service.baseUrl}/api/v4`
+  const credentials = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }
+  const token = accessTokenOf((await requestJson("POST", `${api}/access_token`, { body: credentials })).json)
+  return { service, api, credentials, token }
 }
