@@ -283,29 +283,47 @@ const abuse = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string
     speed: true
   })
 
+  // At full load any CPU the flood takes is latency; at half load there is room for it.
+  const rate = Math.round(baseline.requestsPerSecond / 2)
+  const halfLoad = await redirectLoad(service.baseUrl, host, "a", LINKS, 5, 10, rate)
   let flooding = true
+  const logins: Array<Answer> = []
   const flood = Promise.all(
     Array.from({ length: 20 }, async (_, worker) => {
       let n = 0
       while (flooding) {
-        await hit(service.baseUrl, "/api/v4/validate_login", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ email: `flood${worker}-${n++}@example.com`, password: "wrong password here" })
-        })
+        logins.push(
+          await hit(service.baseUrl, "/api/v4/validate_login", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email: `flood${worker}-${n++}@example.com`, password: "wrong password here" })
+          })
+        )
       }
     })
   )
   await sleep(1000)
+  const floodStarted = Date.now()
   const underFlood = await redirectLoad(service.baseUrl, host, "a", LINKS, 5, 10)
+  const halfUnderFlood = await redirectLoad(service.baseUrl, host, "a", LINKS, 5, 10, rate)
+  const floodSeconds = (Date.now() - floodStarted) / 1000
   flooding = false
   await flood
+  const loginsPerSecond = `${(logins.length / floodSeconds).toFixed(0)} logins/s (${statuses(tally(logins))})`
   const floodRatio = underFlood.p99 / Math.max(1, baseline.p99)
   record({
-    scenario: "login flood (20 clients): redirect p99",
-    measured: `${underFlood.p99} ms vs ${baseline.p99} ms quiet (${floodRatio.toFixed(2)}×)`,
+    scenario: "login flood (20 clients): redirect p99, full load",
+    measured: `${underFlood.p99} ms vs ${baseline.p99} ms quiet (${floodRatio.toFixed(2)}×), ${underFlood.requestsPerSecond.toFixed(0)} vs ${baseline.requestsPerSecond.toFixed(0)} req/s`,
     expected: "<= 2×",
     ok: floodRatio <= 2,
+    speed: true
+  })
+  const halfRatio = halfUnderFlood.p99 / Math.max(1, halfLoad.p99)
+  record({
+    scenario: `login flood (20 clients): redirect p99 at ${rate} req/s`,
+    measured: `${halfUnderFlood.p99} ms vs ${halfLoad.p99} ms quiet (${halfRatio.toFixed(2)}×); ${loginsPerSecond}`,
+    expected: "<= 2×",
+    ok: halfRatio <= 2,
     speed: true
   })
 

@@ -1,5 +1,6 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { CpuBudget } from "../src/Services/CpuBudget.ts"
 import { call, codes, newUser, PASSWORD } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 
@@ -69,5 +70,26 @@ describe("login abuse", () => {
         expect(results.filter(([reply]) => reply.status === 401).length).toBeGreaterThanOrEqual(64)
       })
     , 60_000)
+  })
+})
+
+describe("CpuBudget (the pace of password hashing)", () => {
+  it("lets a burst through, then paces work to the allowed cores on average", () => {
+    const budget = new CpuBudget(0.5, 1000, 0)
+    expect(budget.delay(0)).toBe(0)
+    budget.spent(1000, 1000) // 1 s of hashing took 1 s: half of it refilled meanwhile
+    expect(budget.delay(1000)).toBe(0)
+    budget.spent(1000, 2000)
+    // 500 ms overdrawn at half a core: 1 s to wait.
+    expect(budget.delay(2000)).toBe(1000)
+    expect(budget.delay(2600)).toBe(400)
+    expect(budget.delay(3000)).toBe(0)
+  })
+
+  it("never saves more than the burst, however long it was idle", () => {
+    const budget = new CpuBudget(0.25, 200, 0)
+    budget.spent(0, 3_600_000)
+    budget.spent(600, 3_600_000)
+    expect(budget.delay(3_600_000)).toBe(1600)
   })
 })

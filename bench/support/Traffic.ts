@@ -75,10 +75,13 @@ export const redirectLoad = async (
   prefix: string,
   links: number,
   seconds: number,
-  connections: number
+  connections: number,
+  /** Requests per second in all; unset: as fast as the service answers. */
+  rate?: number
 ): Promise<LoadResult> => {
   const result = await autocannon({
     ...generatorOptions,
+    ...(rate === undefined ? {} : { overallRate: rate }),
     url: baseUrl,
     connections,
     duration: seconds,

@@ -1,7 +1,9 @@
 import { hash, verify } from "@node-rs/argon2"
 import { Effect } from "effect"
 import { availableParallelism } from "node:os"
+import { setTimeout as sleep } from "node:timers/promises"
 import { ApiError } from "../Domain/ApiError.ts"
+import { CpuBudget } from "./CpuBudget.ts"
 
 /** Longer inputs are refused before hashing: argon2 cost grows with input length. */
 export const MAX_PASSWORD_LENGTH = 1024
@@ -22,6 +24,8 @@ interface PasswordsOptions {
   readonly concurrency: number
   /** Hashes waiting for a slot; past this a login flood is answered 503 at once. */
   readonly maxWaiting: number
+  /** Cores hashing may use on average (bursts of a second beyond that), so that a flood leaves redirects alone. */
+  readonly cores: number
 }
 
 /**
@@ -34,11 +38,25 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
     let waiting = 0
     const dummyHash = yield* Effect.promise(() => hash("dummy password that never matches anything"))
 
+    const budget = new CpuBudget(options.cores, 1000, Date.now())
+    // Wall-clock pacing on purpose: it shares out real CPU time, whatever clock the caller runs on.
+    const paced = <A>(work: () => Promise<A>) =>
+      Effect.promise(async () => {
+        const wait = budget.delay(Date.now())
+        if (wait > 0) await sleep(wait)
+        const started = Date.now()
+        try {
+          return await work()
+        } finally {
+          budget.spent(Date.now() - started, Date.now())
+        }
+      })
+
     const limited = <A>(work: () => Promise<A>) =>
       Effect.suspend(() => {
         if (waiting >= options.maxWaiting) return Effect.fail(ApiError.of(10901))
         waiting++
-        return semaphore.withPermits(1)(Effect.promise(work)).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
+        return semaphore.withPermits(1)(paced(work)).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
       })
 
     return {
@@ -53,6 +71,13 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
     }
   })
 }) {
-  /** One core is always left to the event loop, which answers redirects: a login flood cannot take them all. */
-  static readonly Live = Passwords.Default({ concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)), maxWaiting: 64 })
+  /**
+   * One core is always left to the event loop, which answers redirects, and hashing gets a quarter of
+   * the machine on average: a login flood cannot take the cores the redirects need.
+   */
+  static readonly Live = Passwords.Default({
+    concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)),
+    maxWaiting: 64,
+    cores: availableParallelism() / 4
+  })
 }
