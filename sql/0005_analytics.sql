@@ -57,6 +57,16 @@ CREATE TABLE click_rollups_user_month (
   PRIMARY KEY (domain_id, kind, month, user_id, a, b, c)
 );
 
+-- Non-bot clicks per link and UTC month (month = its first day): clicked links (E16) over a year
+-- read 12 rows per link instead of 365.
+CREATE TABLE click_rollups_link_month (
+  link_id  bigint NOT NULL,
+  month    date NOT NULL,
+  clicks   integer NOT NULL,
+  scans    integer NOT NULL,
+  PRIMARY KEY (link_id, month)
+);
+
 -- The distinct client address hashes of each link's non-bot clicks: its lifetime unique count.
 CREATE TABLE link_visitors (
   link_id  bigint NOT NULL,

@@ -102,6 +102,14 @@ describe("domain reports (E17-E22)", () => {
           { referrer: "google.com", count: 3 },
           { referrer: "t.co", count: 1 }
         ])
+        // E16 sums whole months per link too: February alone, then the mixed window.
+        const clicked = (window: { from_unix: number; to_unix: number }) =>
+          Effect.map(report(s.admin, `/${s.domainId}/links/clicked`, window), (reply) =>
+            (objects(reply) as ReadonlyArray<{ id: number }>).map((link) => link.id)
+          )
+        expect(yield* clicked({ from_unix: t("2025-02-01T00:00:00Z"), to_unix: t("2025-03-01T00:00:00Z") })).toEqual([s.a, s.c])
+        expect(yield* clicked(window)).toEqual([s.a, ...[s.b, s.c].sort((x, y) => x - y)])
+        expect(yield* clicked({ from_unix: t("2025-01-31T23:59:59Z"), to_unix: t("2025-03-05T10:00:00Z") })).toEqual([s.a, s.c])
       })
     )
 

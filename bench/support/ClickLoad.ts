@@ -5,7 +5,7 @@ import type pg from "pg"
  * over generate_series, one statement per monthly partition, then everything the click writer
  * (`ClickRepo.insert`) keeps beside them, computed from the clicks with its exact semantics: the
  * daily rollups per link (`click_rollups`) and per domain and link owner (`click_rollups_user`, and
- * by month `click_rollups_user_month`),
+ * by month `click_rollups_user_month`), per link and month (`click_rollups_link_month`),
  * `link_visitors` when the schema has it, and `links.click_count` / `links.last_clicked`. Bots are
  * counted nowhere but in `clicks`; unknown geography is '' in the rollups; days are UTC.
  *
@@ -342,6 +342,14 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
            GROUP BY domain_id, kind, date_trunc('month', day), user_id, a, b, c`,
           [chunk.start.toISOString().slice(0, 10), chunk.end.toISOString().slice(0, 10)]
         )
+        await client.query(
+          `INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
+           SELECT link_id, date_trunc('month', day)::date, sum(clicks), sum(scans)
+           FROM click_rollups
+           WHERE day >= $1::date AND day < $2::date AND kind = 'd'
+           GROUP BY link_id, date_trunc('month', day)`,
+          [chunk.start.toISOString().slice(0, 10), chunk.end.toISOString().slice(0, 10)]
+        )
       })
       log(`  rollups of ${chunk.name} in ${(ms / 1000).toFixed(1)} s`)
     })
@@ -385,6 +393,7 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
     "VACUUM (ANALYZE) click_rollups",
     "VACUUM (ANALYZE) click_rollups_user",
     "VACUUM (ANALYZE) click_rollups_user_month",
+    "VACUUM (ANALYZE) click_rollups_link_month",
     "VACUUM (ANALYZE) links",
     ...(visitorsTable ? ["VACUUM (ANALYZE) link_visitors"] : [])
   ]

@@ -174,11 +174,8 @@ export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handler
           const window = yield* windowOf(urlParams)
           const page = yield* pageOf(urlParams)
           const userId = urlParams.from_user === "me" || !viewer.seesAll ? caller.userId : "all"
-          const scope: Scope = {
-            _tag: "links",
-            filter: { domainId: path.domain_id, userId, tagName: urlParams.tag, keyword: urlParams.keyword, includeDeleted: false }
-          }
-          const found = yield* analytics.clickedLinks(scope, window, limitOf(page))
+          const filter: LinkFilter = { domainId: path.domain_id, userId, tagName: urlParams.tag, keyword: urlParams.keyword, includeDeleted: false }
+          const found = yield* analytics.clickedLinks(filter, window, limitOf(page))
           return paged(request, page, yield* links.clickedByIds(found.ids), found.total)
         }).pipe(orDieOnInfrastructure)
       )

@@ -188,24 +188,54 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
       )
     }
 
+    /**
+     * Rows `(link_id, clicks)` of the chosen links' non-bot clicks in the window: whole months from the
+     * monthly rollups, the other whole days from the daily ones, the partial days from the clicks.
+     */
+    const linkClicks = (filter: LinkFilter, window: AnalyticsWindow) => {
+      const plan = planWindow(window)
+      const split = monthsOf(plan)
+      const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(filter)}`
+      const months =
+        split.firstMonth === split.endMonth
+          ? []
+          : [
+              sql`SELECT r.link_id, r.clicks FROM click_rollups_link_month r WHERE r.link_id IN (${chosen})
+                  AND r.month >= ${isoDate(split.firstMonth)}::date AND r.month < ${isoDate(split.endMonth)}::date`
+            ]
+      const days = split.days.map(
+        (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen}) AND r.kind = 'd'
+                       AND r.day >= ${isoDate(range.from)}::date AND r.day < ${isoDate(range.to)}::date`
+      )
+      const edges =
+        plan.edges.length === 0
+          ? []
+          : [
+              sql`SELECT c.link_id, 1 FROM clicks c WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${sql.or(
+                plan.edges.map((edge) => sql`(c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to}))`)
+              )})`
+            ]
+      return sql.join(" UNION ALL ", false, "SELECT NULL::int8 AS link_id, 0 AS clicks WHERE false")([...months, ...days, ...edges])
+    }
+
     /** One page of the links with clicks in the window, most clicks first, then by id; and how many there are. */
-    const clickedLinks = (scope: Scope, window: AnalyticsWindow, page: Page) =>
+    const clickedLinks = (filter: LinkFilter, window: AnalyticsWindow, page: Page) =>
       Effect.gen(function* () {
         const rows = yield* sql<{ link_id: number; links: number }>`
           SELECT s.link_id, count(*) OVER ()::int8 AS links
-          FROM (${source(scope, "d", window)}) s
+          FROM (${linkClicks(filter, window)}) s
           GROUP BY s.link_id HAVING sum(s.clicks) > 0
           ORDER BY sum(s.clicks) DESC, s.link_id
           LIMIT ${page.limit} OFFSET ${page.offset}`
-        const total = rows[0]?.links ?? (page.offset === 0 ? 0 : yield* countClickedLinks(scope, window))
+        const total = rows[0]?.links ?? (page.offset === 0 ? 0 : yield* countClickedLinks(filter, window))
         return { total, ids: rows.map((row) => row.link_id) }
       })
 
-    const countClickedLinks = (scope: Scope, window: AnalyticsWindow) =>
+    const countClickedLinks = (filter: LinkFilter, window: AnalyticsWindow) =>
       Effect.map(
         sql<{ n: number }>`
           SELECT count(*)::int8 AS n FROM (
-            SELECT 1 FROM (${source(scope, "d", window)}) s GROUP BY s.link_id HAVING sum(s.clicks) > 0
+            SELECT 1 FROM (${linkClicks(filter, window)}) s GROUP BY s.link_id HAVING sum(s.clicks) > 0
           ) g`,
         (rows) => rows[0]?.n ?? 0
       )

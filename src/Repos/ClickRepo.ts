@@ -58,7 +58,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
 
     /**
      * Inserts the batch and, for the clicks new to the table that are not bots, adds them to their
-     * link's `click_count`, `last_clicked` and visitors, and to the rollups (daily per link; daily and
+     * link's `click_count`, `last_clicked` and visitors, and to the rollups (daily and monthly per link; daily and
      * monthly per domain and link owner), all in one statement: rows already present (a retried batch) are skipped and
      * counted nowhere. Rollup rows are written in key order, so concurrent batches cannot deadlock.
      */
@@ -110,6 +110,15 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
             FROM facts GROUP BY link_id, kind, day, a, b, c ORDER BY link_id, kind, day, a, b, c
             ON CONFLICT (link_id, kind, day, a, b, c)
             DO UPDATE SET clicks = click_rollups.clicks + excluded.clicks, scans = click_rollups.scans + excluded.scans
+          ),
+          per_link_month AS (
+            INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
+            SELECT link_id, date_trunc('month', day)::date AS month, count(*), count(*) FILTER (WHERE qr)
+            FROM facts WHERE kind = 'd'
+            GROUP BY link_id, month ORDER BY link_id, month
+            ON CONFLICT (link_id, month)
+            DO UPDATE SET clicks = click_rollups_link_month.clicks + excluded.clicks,
+                          scans = click_rollups_link_month.scans + excluded.scans
           ),
           per_user AS (
             INSERT INTO click_rollups_user (domain_id, user_id, kind, day, a, b, c, clicks, scans)
