@@ -76,14 +76,22 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         ...(filter.keyword === undefined || filter.keyword === "" ? [] : [keywordMatch(sql, filter.keyword)])
       ])
 
+    /** `r.<column>` in the UTC dates `[from, to)` (Unix seconds at midnight). */
+    const dateRange = (column: "day" | "month", from: number, to: number) =>
+      sql`(${sql.unsafe(`r.${column}`)} >= ${isoDate(from)}::date AND ${sql.unsafe(`r.${column}`)} < ${isoDate(to)}::date)`
+
+    /** A click `c` in one of the windows' partial days. */
+    const inEdges = (edges: ReadonlyArray<AnalyticsWindow>) =>
+      sql.or(edges.map((edge) => sql`(c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to}))`))
+
     /**
      * Rows `(link_id, day, a, b, c, clicks, scans)` of one grouping over the window: whole days
      * from the rollups, the partial days at the edges from the non-bot clicks themselves.
      */
     const source = (scope: Scope, kind: Kind, window: AnalyticsWindow) => {
       const plan = planWindow(window)
-      const days = sql`r.day >= ${isoDate(plan.firstDay)}::date AND r.day < ${isoDate(plan.endDay)}::date`
-      const edges = plan.edges.map((edge) => sql`(c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to}))`)
+      const days = dateRange("day", plan.firstDay, plan.endDay)
+      const edges = plan.edges.length === 0 ? undefined : inEdges(plan.edges)
       const values = sql.unsafe(rawValues[kind])
       const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
       if (scope._tag === "owners") {
@@ -95,7 +103,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
             ? days
             : split.days.length === 0
               ? sql`false`
-              : sql.or(split.days.map((range) => sql`(r.day >= ${isoDate(range.from)}::date AND r.day < ${isoDate(range.to)}::date)`))
+              : sql.or(split.days.map((range) => dateRange("day", range.from, range.to)))
         const monthly =
           split === undefined || split.firstMonth === split.endMonth
             ? sql``
@@ -103,29 +111,29 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
               UNION ALL
               SELECT NULL::int8, r.month, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user_month r
               WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind}
-                AND r.month >= ${isoDate(split.firstMonth)}::date AND r.month < ${isoDate(split.endMonth)}::date ${owner}`
+                AND ${dateRange("month", split.firstMonth, split.endMonth)} ${owner}`
         const rolled = sql`
           SELECT NULL::int8 AS link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user r
           WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind} AND (${dayRanges}) ${owner}
           ${monthly}`
-        if (edges.length === 0) return rolled
+        if (edges === undefined) return rolled
         const rawOwner = scope.userId === "all" ? sql`` : sql`AND l.user_id = ${scope.userId}`
         return sql`
           ${rolled}
           UNION ALL
           SELECT NULL::int8, ${day}, ${values}, 1, c.qr::int4 FROM clicks c JOIN links l ON l.id = c.link_id
-          WHERE c.domain_id = ${scope.domainId} AND NOT c.bot AND (${sql.or(edges)}) ${rawOwner}`
+          WHERE c.domain_id = ${scope.domainId} AND NOT c.bot AND (${edges}) ${rawOwner}`
       }
       const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(scope.filter)}`
       const rolled = sql`
         SELECT r.link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
         WHERE r.link_id IN (${chosen}) AND r.kind = ${kind} AND ${days}`
-      if (edges.length === 0) return rolled
+      if (edges === undefined) return rolled
       return sql`
         ${rolled}
         UNION ALL
         SELECT c.link_id, ${day}, ${values}, 1, c.qr::int4 FROM clicks c
-        WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${sql.or(edges)})`
+        WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${edges})`
     }
 
     /** Clicks and QR scans per UTC day (midnight in Unix seconds) with any click. */
@@ -201,19 +209,17 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           ? []
           : [
               sql`SELECT r.link_id, r.clicks FROM click_rollups_link_month r WHERE r.link_id IN (${chosen})
-                  AND r.month >= ${isoDate(split.firstMonth)}::date AND r.month < ${isoDate(split.endMonth)}::date`
+                  AND ${dateRange("month", split.firstMonth, split.endMonth)}`
             ]
       const days = split.days.map(
         (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen}) AND r.kind = 'd'
-                       AND r.day >= ${isoDate(range.from)}::date AND r.day < ${isoDate(range.to)}::date`
+                       AND ${dateRange("day", range.from, range.to)}`
       )
       const edges =
         plan.edges.length === 0
           ? []
           : [
-              sql`SELECT c.link_id, 1 FROM clicks c WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${sql.or(
-                plan.edges.map((edge) => sql`(c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to}))`)
-              )})`
+              sql`SELECT c.link_id, 1 FROM clicks c WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${inEdges(plan.edges)})`
             ]
       return sql.join(" UNION ALL ", false, "SELECT NULL::int8 AS link_id, 0 AS clicks WHERE false")([...months, ...days, ...edges])
     }
