@@ -20,7 +20,7 @@
  *
  * Measured: every report sequentially, BENCH_REQUESTS requests (default 30) after BENCH_WARMUP ones
  * (default 3), over four windows: a year of whole UTC days (rollups only), a year from now - 365 days
- * to now (partial days at both edges read from the clicks), a week of whole days and a week ending
+ * to now (partial days at both edges corrected from the clicks), a week of whole days and a week ending
  * now. Domain reports E16 and E17-E22 (user_id=all) over all four; for the most clicked link and the
  * median link E23 (lifetime, and windowed), E24, E25-E30 and R1 (page 1) over all but the week of
  * whole days (lifetime figures and R1 have no window). The domain reports E17-E22 over the year

@@ -50,6 +50,38 @@ describe("domain reports (E17-E22)", () => {
         expect(objects(byKeyword)).toEqual([day(0, 1), day(1, 1, 1), day(2, 0)])
         const empty = yield* report(s.admin, path, { from_unix: D0 + HOUR, to_unix: D0 + HOUR })
         expect(objects(empty)).toEqual([])
+        // Edges near a day's end or start are the whole day minus the clicks outside the window.
+        const nearEnds = yield* report(s.admin, path, { from_unix: D0 + HOUR + 1, to_unix: D0 + 3 * DAY + 22 * HOUR })
+        expect(objects(nearEnds)).toEqual([day(0, 1), day(1, 2, 1), day(2, 1, 1), day(3, 0)])
+        const mostOfDay = (end: number) => report(s.admin, path, { from_unix: D0 + 3 * DAY + HOUR / 2, to_unix: D0 + 3 * DAY + end })
+        expect(objects(yield* mostOfDay(23 * HOUR - 1))).toEqual([day(3, 0)])
+        expect(objects(yield* mostOfDay(23 * HOUR + 1))).toEqual([day(3, 1)])
+      })
+    )
+
+    it.effect("a window to now counts the day so far and no click stamped after now", () =>
+      Effect.gen(function* () {
+        const s = yield* analyticsScenario()
+        const now = Math.floor(Date.now() / 1000)
+        yield* writeClicks([
+          { linkId: s.a, domainId: s.domainId, at: now - 60, country: "AA" },
+          { linkId: s.a, domainId: s.domainId, at: now + 600, country: "BB" },
+          { linkId: s.b, domainId: s.domainId, at: now - 2 * DAY + 60, country: "CC" },
+          { linkId: s.b, domainId: s.domainId, at: now - 2 * DAY - 60, country: "DD" },
+          { linkId: s.c, domainId: s.domainId, at: now + 600, country: "BB" }
+        ])
+        const window = { from_unix: now - 2 * DAY, to_unix: now, user_id: "all" }
+        const daily = objects(yield* report(s.admin, `/${s.domainId}/clicks/daily`, window)) as ReadonlyArray<{ count: number }>
+        expect(daily.reduce((sum, row) => sum + row.count, 0)).toBe(2)
+        expect(objects(yield* report(s.admin, `/${s.domainId}/clicks/country`, window))).toEqual([
+          { country: "AA", count: 1 },
+          { country: "CC", count: 1 }
+        ])
+        const clicked = objects(yield* report(s.admin, `/${s.domainId}/links/clicked`, window)) as ReadonlyArray<{ id: number }>
+        expect(clicked.map((link) => link.id)).toEqual([s.a, s.b])
+        expect(objects(yield* report(s.admin, `/${s.domainId}/links/${s.a}/clicks/country`, window))).toEqual([
+          { country: "AA", count: 1 }
+        ])
       })
     )
 

@@ -2,10 +2,15 @@ import { Either } from "effect"
 
 const DAY = 86_400
 
-/** A report's time range in Unix seconds, `to` exclusive (spec "Analytics conventions"). */
-export interface AnalyticsWindow {
+/** A time range in Unix seconds, `to` exclusive. */
+export interface TimeRange {
   readonly from: number
   readonly to: number
+}
+
+/** A report's time range (spec "Analytics conventions") and the instant it was asked. */
+export interface AnalyticsWindow extends TimeRange {
+  readonly now: number
 }
 
 export const startOfDay = (seconds: number) => Math.floor(seconds / DAY) * DAY
@@ -29,41 +34,64 @@ export const analyticsWindow = (
 ): Either.Either<AnalyticsWindow, 10502 | 10503> => {
   if (from === undefined && to === undefined) {
     const today = startOfDay(now)
-    return Either.right({ from: today - 7 * DAY, to: today + DAY })
+    return Either.right({ from: today - 7 * DAY, to: today + DAY, now })
   }
   if (from === undefined) return Either.left(10503)
-  if (to === undefined) return Either.right({ from, to: oneYearAfter(from) })
+  if (to === undefined) return Either.right({ from, to: oneYearAfter(from), now })
   if (to < from || to > oneYearAfter(from)) return Either.left(10502)
-  return Either.right({ from, to })
+  return Either.right({ from, to, now })
+}
+
+/** Clicks of a partial day added to the rollups (`sign` 1) or taken from its whole day's rollup (-1). */
+export interface Edge extends TimeRange {
+  readonly sign: 1 | -1
 }
 
 /**
- * How a window is counted: whole UTC days `[firstDay, endDay)` from the daily rollups, and the
- * partial days at its edges (`edges`, each `[from, to)` within one day) from the clicks themselves.
+ * How a window is counted: whole UTC days `[firstDay, endDay)` from the daily rollups, corrected by
+ * the clicks of `edges`.
  */
 export interface WindowPlan {
   readonly firstDay: number
   readonly endDay: number
-  readonly edges: ReadonlyArray<AnalyticsWindow>
+  readonly edges: ReadonlyArray<Edge>
 }
 
-export const planWindow = ({ from, to }: AnalyticsWindow): WindowPlan => {
-  const firstDay = Math.ceil(from / DAY) * DAY
-  const endDay = startOfDay(to)
-  if (firstDay >= endDay) {
-    // No whole day inside: the window lies within one day or straddles one midnight.
-    const edges = from >= to ? [] : startOfDay(from) === startOfDay(to - 1) ? [{ from, to }] : [{ from, to: endDay }, { from: endDay, to }]
-    return { firstDay, endDay: firstDay, edges: edges.filter((edge) => edge.from < edge.to) }
+/**
+ * A partial day at an edge of the window is read from its clicks inside the window, or counted as its
+ * whole day minus its clicks outside the window, whichever covers fewer clicks. Clicks exist only
+ * until `now`, so a day cut at `now` is its rollup minus next to nothing.
+ */
+export const planWindow = ({ from, to, now }: AnalyticsWindow): WindowPlan => {
+  if (from >= to) return { firstDay: from, endDay: from, edges: [] }
+  const span = (range: TimeRange) => Math.max(0, Math.min(range.to, now) - range.from)
+  const cost = (edges: ReadonlyArray<Edge>) => edges.reduce((sum, edge) => sum + span(edge), 0)
+  const first = startOfDay(from)
+  const last = startOfDay(to - 1)
+  const added = (range: TimeRange): Array<Edge> => (range.from < range.to ? [{ ...range, sign: 1 }] : [])
+  const removed = (range: TimeRange): Array<Edge> => (range.from < range.to ? [{ ...range, sign: -1 }] : [])
+  if (first === last) {
+    const inside = added({ from, to })
+    const outside = [...removed({ from: first, to: from }), ...removed({ from: to, to: first + DAY })]
+    return outside.length === 0 || cost(outside) < cost(inside)
+      ? { firstDay: first, endDay: first + DAY, edges: outside }
+      : { firstDay: first, endDay: first, edges: inside }
   }
-  const edges = [
-    { from, to: firstDay },
-    { from: endDay, to }
-  ].filter((edge) => edge.from < edge.to)
-  return { firstDay, endDay, edges }
+  const headIn = added({ from, to: first + DAY })
+  const headOut = removed({ from: first, to: from })
+  const tailIn = added({ from: last, to })
+  const tailOut = removed({ from: to, to: last + DAY })
+  const head = headOut.length === 0 ? [] : cost(headOut) < cost(headIn) ? headOut : headIn
+  const tail = tailOut.length === 0 ? [] : cost(tailOut) < cost(tailIn) ? tailOut : tailIn
+  return {
+    firstDay: head === headIn ? first + DAY : first,
+    endDay: tail === tailIn ? last : last + DAY,
+    edges: [...head, ...tail]
+  }
 }
 
 /** Every UTC day the window touches, as the Unix second of its midnight, ascending. */
-export const daysOf = ({ from, to }: AnalyticsWindow): ReadonlyArray<number> => {
+export const daysOf = ({ from, to }: TimeRange): ReadonlyArray<number> => {
   const days: Array<number> = []
   if (from >= to) return days
   for (let day = startOfDay(from); day < to; day += DAY) days.push(day)

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
-import { type AnalyticsWindow, isoDate, monthsOf, planWindow } from "../Domain/AnalyticsWindow.ts"
+import { type AnalyticsWindow, type Edge, isoDate, monthsOf, planWindow } from "../Domain/AnalyticsWindow.ts"
 import { keywordMatch, taggedWith } from "./LinkRepo.ts"
 
 /** A rollup grouping: the day, geography (country, region, city), device, referrer, hour of day. */
@@ -80,9 +80,17 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const dateRange = (column: "day" | "month", from: number, to: number) =>
       sql`(${sql.unsafe(`r.${column}`)} >= ${isoDate(from)}::date AND ${sql.unsafe(`r.${column}`)} < ${isoDate(to)}::date)`
 
-    /** A click `c` in one of the windows' partial days. */
-    const inEdges = (edges: ReadonlyArray<AnalyticsWindow>) =>
-      sql.or(edges.map((edge) => sql`(c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to}))`))
+    /**
+     * One select per edge of the plan over the non-bot clicks `c` in its range, each given the
+     * edge's sign as `sign` (an int4 expression) to count with.
+     */
+    const edgeRows = (edges: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
+      edges.map(
+        (edge) => sql`${select(sql`${edge.sign}::int4`)}
+          AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})`
+      )
+
+    const unionAll = sql.join(" UNION ALL ", false)
 
     /**
      * Rows `(link_id, day, a, b, c, clicks, scans)` of one grouping over the window: whole days
@@ -91,7 +99,6 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const source = (scope: Scope, kind: Kind, window: AnalyticsWindow) => {
       const plan = planWindow(window)
       const days = dateRange("day", plan.firstDay, plan.endDay)
-      const edges = plan.edges.length === 0 ? undefined : inEdges(plan.edges)
       const values = sql.unsafe(rawValues[kind])
       const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
       if (scope._tag === "owners") {
@@ -116,24 +123,28 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           SELECT NULL::int8 AS link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user r
           WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind} AND (${dayRanges}) ${owner}
           ${monthly}`
-        if (edges === undefined) return rolled
         const rawOwner = scope.userId === "all" ? sql`` : sql`AND l.user_id = ${scope.userId}`
-        return sql`
-          ${rolled}
-          UNION ALL
-          SELECT NULL::int8, ${day}, ${values}, 1, c.qr::int4 FROM clicks c JOIN links l ON l.id = c.link_id
-          WHERE c.domain_id = ${scope.domainId} AND NOT c.bot AND (${edges}) ${rawOwner}`
+        return unionAll([
+          rolled,
+          ...edgeRows(
+            plan.edges,
+            (sign) => sql`SELECT NULL::int8, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+              JOIN links l ON l.id = c.link_id WHERE c.domain_id = ${scope.domainId} ${rawOwner}`
+          )
+        ])
       }
       const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(scope.filter)}`
       const rolled = sql`
         SELECT r.link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
         WHERE r.link_id IN (${chosen}) AND r.kind = ${kind} AND ${days}`
-      if (edges === undefined) return rolled
-      return sql`
-        ${rolled}
-        UNION ALL
-        SELECT c.link_id, ${day}, ${values}, 1, c.qr::int4 FROM clicks c
-        WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${edges})`
+      return unionAll([
+        rolled,
+        ...edgeRows(
+          plan.edges,
+          (sign) => sql`SELECT c.link_id, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+            WHERE c.link_id IN (${chosen})`
+        )
+      ])
     }
 
     /** Clicks and QR scans per UTC day (midnight in Unix seconds) with any click. */
@@ -215,12 +226,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen}) AND r.kind = 'd'
                        AND ${dateRange("day", range.from, range.to)}`
       )
-      const edges =
-        plan.edges.length === 0
-          ? []
-          : [
-              sql`SELECT c.link_id, 1 FROM clicks c WHERE c.link_id IN (${chosen}) AND NOT c.bot AND (${inEdges(plan.edges)})`
-            ]
+      const edges = edgeRows(plan.edges, (sign) => sql`SELECT c.link_id, ${sign} FROM clicks c WHERE c.link_id IN (${chosen})`)
       return sql.join(" UNION ALL ", false, "SELECT NULL::int8 AS link_id, 0 AS clicks WHERE false")([...months, ...days, ...edges])
     }
 
