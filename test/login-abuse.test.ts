@@ -1,6 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
 import { CpuBudget } from "../src/Services/CpuBudget.ts"
+import { Passwords } from "../src/Services/Passwords.ts"
 import { call, codes, newUser, PASSWORD } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 
@@ -92,4 +94,37 @@ describe("CpuBudget (the pace of password hashing)", () => {
     budget.spent(600, 3_600_000)
     expect(budget.delay(3_600_000)).toBe(1600)
   })
+})
+
+/** The nice value of each thread of this process (field 19 of /proc/self/task/N/stat). */
+const threadNiceValues = () =>
+  readdirSync("/proc/self/task").map((task) => {
+    const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])
+  })
+
+describe("Passwords (argon2id on threads of the lowest CPU priority)", () => {
+  it.effect("hashes and verifies on niced threads, stopped with their layer; a malformed stored hash verifies as false", () =>
+    Effect.gen(function* () {
+      const niced = () => threadNiceValues().filter((nice) => nice === 19).length
+      const before = niced()
+      yield* Effect.gen(function* () {
+        const passwords = yield* Passwords
+        expect(niced()).toBe(before + 2)
+        const stored = yield* passwords.hash("correct horse battery staple")
+        expect(stored).toMatch(/^\$argon2id\$/)
+        const answers = yield* Effect.all(
+          [
+            passwords.verify(stored, "correct horse battery staple"),
+            passwords.verify(stored, "wrong horse battery staple"),
+            passwords.verify(undefined, "correct horse battery staple"),
+            passwords.verify("not a hash", "correct horse battery staple")
+          ],
+          { concurrency: "unbounded" }
+        )
+        expect(answers).toEqual([true, false, false, false])
+      }).pipe(Effect.provide(Passwords.Default({ concurrency: 2, maxWaiting: 4, cores: 2 })))
+      expect(niced()).toBe(before)
+    })
+  )
 })

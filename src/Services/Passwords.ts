@@ -1,9 +1,9 @@
-import { hash, verify } from "@node-rs/argon2"
-import { Effect } from "effect"
+import { Effect, Queue } from "effect"
 import { availableParallelism } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
 import { ApiError } from "../Domain/ApiError.ts"
 import { CpuBudget } from "./CpuBudget.ts"
+import { type HashThread, hashThreads } from "./HashThreads.ts"
 
 /** Longer inputs are refused before hashing: argon2 cost grows with input length. */
 export const MAX_PASSWORD_LENGTH = 1024
@@ -20,26 +20,29 @@ export const passwordProblem = (password: string, email: string): string | undef
 }
 
 interface PasswordsOptions {
-  /** Hashes running at once; argon2id takes 19 MiB and a core for tens of milliseconds each. */
+  /** Hashes running at once, each on its own thread; argon2id takes 19 MiB and a core for tens of milliseconds. */
   readonly concurrency: number
-  /** Hashes waiting for a slot; past this a login flood is answered 503 at once. */
+  /** Hashes waiting for a thread; past this a login flood is answered 503 at once. */
   readonly maxWaiting: number
   /** Cores hashing may use on average (bursts of a second beyond that), so that a flood leaves redirects alone. */
   readonly cores: number
 }
 
 /**
- * argon2id with the library defaults (m=19456 KiB, t=2, p=1). Verification of an unknown e-mail runs
- * against a dummy hash, so the answer and its timing do not tell which e-mails exist.
+ * argon2id with the library defaults (m=19456 KiB, t=2, p=1), on threads of the lowest CPU priority.
+ * Verification of an unknown e-mail runs against a dummy hash, so the answer and its timing do not
+ * tell which e-mails exist.
  */
 export class Passwords extends Effect.Service<Passwords>()("Passwords", {
   scoped: Effect.fnUntraced(function* (options: PasswordsOptions) {
-    const semaphore = yield* Effect.makeSemaphore(options.concurrency)
+    const threads = yield* hashThreads(options.concurrency)
+    const idle = yield* Queue.unbounded<HashThread>()
+    yield* Queue.offerAll(idle, threads)
     let waiting = 0
-    const dummyHash = yield* Effect.promise(() => hash("dummy password that never matches anything"))
 
     const budget = new CpuBudget(options.cores, 1000, Date.now())
-    // Wall-clock pacing on purpose: it shares out real CPU time, whatever clock the caller runs on.
+    // Wall-clock pacing on purpose: it shares out real CPU time, whatever clock the caller runs on. A
+    // hash waiting for a core is charged too, so a busy machine slows logins down further.
     const paced = <A>(work: () => Promise<A>) =>
       Effect.promise(async () => {
         const wait = budget.delay(Date.now())
@@ -52,20 +55,29 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
         }
       })
 
-    const limited = <A>(work: () => Promise<A>) =>
+    const onThread = <A>(work: (thread: HashThread) => Promise<A>) =>
+      Effect.acquireUseRelease(
+        Queue.take(idle),
+        (thread) => paced(() => work(thread)),
+        (thread) => Queue.offer(idle, thread)
+      )
+
+    const limited = <A>(work: (thread: HashThread) => Promise<A>) =>
       Effect.suspend(() => {
         if (waiting >= options.maxWaiting) return Effect.fail(ApiError.of(10901))
         waiting++
-        return semaphore.withPermits(1)(paced(work)).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
+        return onThread(work).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
       })
 
+    const dummyHash = yield* onThread((thread) => thread.hash("dummy password that never matches anything"))
+
     return {
-      hash: (password: string) => limited(() => hash(password)),
+      hash: (password: string) => limited((thread) => thread.hash(password)),
       /** Whether `password` matches `stored`; with `stored` undefined, the same work against the dummy and false. */
       verify: (stored: string | undefined, password: string) =>
         password.length > MAX_PASSWORD_LENGTH
           ? Effect.succeed(false)
-          : limited(() => verify(stored ?? dummyHash, password).catch(() => false)).pipe(
+          : limited((thread) => thread.verify(stored ?? dummyHash, password)).pipe(
               Effect.map((ok) => ok && stored !== undefined)
             )
     }
@@ -78,6 +90,6 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
   static readonly Live = Passwords.Default({
     concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)),
     maxWaiting: 64,
-    cores: availableParallelism() / 4
+    cores: availableParallelism() / 8
   })
 }
