@@ -54,7 +54,8 @@ export const appConfig = Config.all({
   adminEmail: nonEmptyOptionalString("ADMIN_EMAIL"),
   adminPassword: Config.option(Config.redacted("ADMIN_PASSWORD")),
   tokenSecret: optionalSecret("TOKEN_SECRET"),
-  dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200")
+  dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200"),
+  apiDeadlineSeconds: integerIn("API_DEADLINE_SECONDS", 20, 1, 600, "must be from 1 to 600")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

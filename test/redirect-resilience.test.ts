@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -19,6 +19,9 @@ afterAll(removeTempDirs)
 
 const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
 
+const timedCall = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.timed(effect), ([duration, result]) => [result, Duration.toMillis(duration)] as const)
+
 /** Polls `check` every 50 ms until it holds or `ms` have passed; the time it took. */
 const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
   Effect.gen(function* () {
@@ -30,16 +33,22 @@ const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
     return Date.now() - started
   })
 
+/** A user, a short domain and its links "steady" (`id`, to be cached) and "cold" (never visited). */
+const steadyAndCold = Effect.gen(function* () {
+  const user = yield* newUser()
+  const domain = yield* newShortDomain(user)
+  const id = yield* newLink(user, domain.id, { alias: "steady" })
+  yield* newLink(user, domain.id, { alias: "cold" })
+  // Every listening connection hears each insert; a late copy would evict an entry cached after this.
+  yield* Effect.sleep("500 millis")
+  return { user, domain, id }
+})
+
 describe("redirects when the database stops answering", () => {
   layer(BreakableServer(), { excludeTestServices: true })((it) => {
     it.effect("cached links keep redirecting, uncached ones get 503 fast, and every answered click is stored once", () =>
       Effect.gen(function* () {
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const id = yield* newLink(user, domain.id, { alias: "steady" })
-        yield* newLink(user, domain.id, { alias: "cold" })
-        // Every listening connection hears each insert; a late copy would evict the entry cached below.
-        yield* Effect.sleep("500 millis")
+        const { domain, id } = yield* steadyAndCold
         let answered = 0
         const hit = Effect.map(visit(domain.name, "/steady"), (reply) => {
           if (reply.status === 301) answered++
@@ -66,6 +75,39 @@ describe("redirects when the database stops answering", () => {
         const metrics = yield* call("GET", "/metrics")
         expect(metrics.text).toMatch(/clicks_spilled_total [1-9]/)
         expect(metrics.text).toMatch(/clicks_replayed_total [1-9]/)
+      })
+    )
+  })
+})
+
+describe("a database behind a network partition (packets dropped, not refused)", () => {
+  layer(BreakableServer({ API_DEADLINE_SECONDS: "2" }), { excludeTestServices: true })((it) => {
+    it.effect("the API answers 503 10902 by its deadline, cached links keep redirecting, and all recovers with the network", () =>
+      Effect.gen(function* () {
+        const { user, domain, id } = yield* steadyAndCold
+        for (let n = 0; n < 3; n++) expect((yield* visit(domain.name, "/steady")).status).toBe(301)
+        const link = yield* DatabaseLink
+        yield* link.blackhole
+        const api = () => call("GET", "/api/v4/domains", { token: user.token })
+        const [first, second] = yield* Effect.all([timedCall(api()), timedCall(api())], { concurrency: "unbounded" })
+        for (const [reply, ms] of [first, second]) {
+          expect(reply.status).toBe(503)
+          expect(numberAt(reply.body, "errors", 0, "code")).toBe(10902)
+          expect(ms).toBeLessThan(4000)
+        }
+        for (let n = 0; n < 3; n++) expect((yield* visit(domain.name, "/steady")).status).toBe(301)
+        const cold = yield* visit(domain.name, "/cold")
+        expect(cold.status).toBe(503)
+        expect(cold.ms).toBeLessThan(3000)
+        yield* link.restore
+        const answers = Effect.map(api(), (reply) => reply.status === 200)
+        expect(yield* within(10_000, answers)).toBeLessThan(10_000)
+        expect((yield* visit(domain.name, "/cold")).status).toBe(301)
+        const stored = clicksOf(id).pipe(
+          Effect.map((clicks) => clicks.length === 6),
+          Effect.orElseSucceed(() => false)
+        )
+        expect(yield* within(10_000, stored)).toBeLessThan(10_000)
       })
     )
   })

@@ -15,7 +15,12 @@ import { BaseUrl } from "./TestServer.ts"
 /** The network path between the service and its database, which a test can cut and restore. */
 export class DatabaseLink extends Context.Tag("test/DatabaseLink")<
   DatabaseLink,
-  { readonly url: string; readonly cut: Effect.Effect<void>; readonly restore: Effect.Effect<void> }
+  {
+    readonly url: string
+    readonly cut: Effect.Effect<void>
+    readonly blackhole: Effect.Effect<void>
+    readonly restore: Effect.Effect<void>
+  }
 >() {}
 
 type Target = { readonly host: string; readonly port: number } | { readonly path: string }
@@ -57,6 +62,7 @@ const linkLayer = Layer.scoped(
     return {
       url: `postgres://${encodeURIComponent(user)}@127.0.0.1:${proxy.port}/${database}`,
       cut: Effect.sync(proxy.cut),
+      blackhole: Effect.sync(proxy.blackhole),
       restore: Effect.sync(proxy.restore)
     }
   })
@@ -71,9 +77,9 @@ const baseUrlLayer = Layer.effect(
 
 /**
  * The whole service like `TestServer`, but reaching its database through a proxy that the test can
- * cut (`DatabaseLink`), to see how it behaves when the database stops answering.
+ * cut or black-hole (`DatabaseLink`), to see how it behaves when the database stops answering.
  */
-export const BreakableServer = () => {
+export const BreakableServer = (env: Record<string, string> = {}) => {
   const link = linkLayer
   const database = Layer.unwrapEffect(
     Effect.map(DatabaseLink, (link) =>
@@ -87,7 +93,8 @@ export const BreakableServer = () => {
       AppConfig.fromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-ops-data-")),
         RATE_LIMIT_PER_SECOND: "100000",
-        TOKEN_SECRET: "test token secret"
+        TOKEN_SECRET: "test token secret",
+        ...env
       })
     ),
     Layer.provideMerge(link),
