@@ -2,8 +2,9 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effe
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Effect, Layer, Logger, Option, Redacted, Runtime } from "effect"
 import { randomBytes } from "node:crypto"
+import type { IncomingMessage } from "node:http"
 import { Api } from "./Api/Api.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Http/ApiMiddleware.ts"
@@ -119,8 +120,15 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
         Effect.gen(function* () {
           const config = yield* AppConfig
           const redirects = yield* RedirectHandler
+          const log = Runtime.runFork(yield* Effect.runtime<never>())
+          const onDeadline = (request: IncomingMessage) =>
+            log(
+              Effect.logWarning(
+                `${request.method} ${request.url} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
+              )
+            )
           return NodeHttpServer.layer(
-            () => makeNodeServer({}, redirects.handle),
+            () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline),
             listen ?? { port: config.port, host: config.host }
           )
         })

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Duration, Effect, LogLevel, Option } from "effect"
+import { Cause, Effect, LogLevel, Option } from "effect"
 import { Api } from "../Api/Api.ts"
 import { AppConfig } from "../Config.ts"
 import { ApiError } from "../Domain/ApiError.ts"
@@ -74,8 +74,7 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
  * The edge of the API, around routing: the per-IP rate limit, then body size (413 from Content-Length
  * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
  * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`,
- * a deadline (every other wait of a request is bounded well below it, so a request past it waits for
- * a database that does not answer: 503 10902), and the access log line (only built when LOG_LEVEL lets info through).
+ * and the access log line (only built when LOG_LEVEL lets info through).
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
@@ -83,7 +82,6 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
     const limiter = yield* RateLimiter
     const labelOf = routeLabeller(Api)
     const accessLog = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
-    const deadline = Duration.seconds(config.apiDeadlineSeconds)
     return (app: HttpApp.Default) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -107,22 +105,6 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           )
         })
         const response = yield* run.pipe(
-          // The framework runs this middleware uninterruptibly (only route handlers are made
-          // interruptible): the deadline needs it interruptible, and the interruption of what passed
-          // it (a query cancel that may itself wait) goes on in the background.
-          Effect.disconnect,
-          Effect.timeoutOption(deadline),
-          Effect.interruptible,
-          Effect.flatMap(
-            Option.match({
-              onNone: () =>
-                Effect.zipRight(
-                  Effect.logWarning(`no answer within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): the database is not answering`),
-                  Effect.fail(ApiError.of(10902))
-                ),
-              onSome: Effect.succeed
-            })
-          ),
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
           )

@@ -12,6 +12,11 @@ export interface NodeServerOptions {
   readonly connectionsCheckingInterval: number
   /** How long `close()` waits for in-flight requests before it cuts their connections. */
   readonly drainTimeout: number
+  /**
+   * An API request not answered by then gets 503 10902: every other wait of a request is bounded well
+   * below it, so what reaches it waits for a database that stopped answering (a network partition).
+   */
+  readonly apiDeadline: number
 }
 
 export const nodeServerDefaults: NodeServerOptions = {
@@ -19,7 +24,8 @@ export const nodeServerDefaults: NodeServerOptions = {
   requestTimeout: 30_000,
   keepAliveTimeout: 5_000,
   connectionsCheckingInterval: 1_000,
-  drainTimeout: 10_000
+  drainTimeout: 10_000,
+  apiDeadline: 20_000
 }
 
 const unavailable = JSON.stringify({ errors: [ApiError.item(10902)] })
@@ -41,14 +47,19 @@ export type PreHandler = (
  */
 class DrainingServer extends Server {
   private readonly inFlight = new Set<ServerResponse>()
+  /** API requests not answered yet, with the time each was handed on, oldest first. */
+  private readonly awaitingApi = new Map<ServerResponse, number>()
+  private readonly sweeper: NodeJS.Timeout
   private draining = false
   private readonly toApi = (req: IncomingMessage, res: ServerResponse) => {
+    this.awaitingApi.set(res, Date.now())
     super.emit("request", req, res)
   }
 
   constructor(
     private readonly options: NodeServerOptions,
-    private readonly preHandler: PreHandler | undefined
+    private readonly preHandler: PreHandler | undefined,
+    private readonly onDeadline: (request: IncomingMessage) => void
   ) {
     super({
       connectionsCheckingInterval: options.connectionsCheckingInterval,
@@ -60,6 +71,24 @@ class DrainingServer extends Server {
     this.headersTimeout = options.headersTimeout
     this.requestTimeout = options.requestTimeout
     this.keepAliveTimeout = options.keepAliveTimeout
+    this.sweeper = setInterval(() => this.answerOverdue(), Math.min(1000, options.apiDeadline / 4)).unref()
+  }
+
+  /**
+   * Answers 503 10902 for the API requests past the deadline. Their work goes on and finds the
+   * response ended (the framework then writes nothing); a query waiting on the network keeps its
+   * connection, so the pool does not hand a busy connection to another request.
+   */
+  private answerOverdue() {
+    const due = Date.now() - this.options.apiDeadline
+    for (const [response, started] of this.awaitingApi) {
+      if (started > due) break
+      this.awaitingApi.delete(response)
+      if (response.headersSent) continue
+      response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+      response.end(unavailable)
+      this.onDeadline(response.req)
+    }
   }
 
   override emit(event: string, ...args: Array<unknown>): boolean {
@@ -78,16 +107,19 @@ class DrainingServer extends Server {
     this.inFlight.add(response)
     response.once("close", () => {
       this.inFlight.delete(response)
+      this.awaitingApi.delete(response)
       // A response that had sent its headers before the drain left its connection keep-alive.
       if (this.draining) setImmediate(() => this.closeIdleConnections())
     })
-    if (this.preHandler !== undefined && request instanceof IncomingMessage && this.preHandler(request, response, this.toApi)) return true
-    return super.emit(event, ...args)
+    if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
+    if (this.preHandler === undefined || !this.preHandler(request, response, this.toApi)) this.toApi(request, response)
+    return true
   }
 
   override close(callback?: (error?: Error) => void): this {
     if (this.draining) return super.close(callback)
     this.draining = true
+    clearInterval(this.sweeper)
     for (const response of this.inFlight) {
       if (!response.headersSent) response.setHeader("connection", "close")
     }
@@ -103,5 +135,8 @@ class DrainingServer extends Server {
  * The listener, with its timeouts set explicitly rather than left to Node's defaults. Tests may
  * shorten them; the service uses the defaults.
  */
-export const makeNodeServer = (overrides: Partial<NodeServerOptions> = {}, preHandler?: PreHandler): Server =>
-  new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler)
+export const makeNodeServer = (
+  overrides: Partial<NodeServerOptions> = {},
+  preHandler?: PreHandler,
+  onDeadline: (request: IncomingMessage) => void = () => undefined
+): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline)
