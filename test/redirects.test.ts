@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { call, newUser, numberAt } from "./support/Http.ts"
 import { newLink } from "./support/Fixtures.ts"
+import { parseExposition, valueOf } from "./support/Prometheus.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { TestServer } from "./support/TestServer.ts"
 
@@ -63,6 +64,20 @@ describe("redirects (CONTRACT §7)", () => {
         expect((yield* visit(bare.name, "/")).status).toBe(404)
         expect((yield* visit(bare.name, "/nope")).status).toBe(404)
         expect((yield* visit(bare.name, "/%00%ff")).status).toBe(404)
+      })
+    )
+
+    it.effect("an unknown alias costs one database lookup, then none: scanners are answered from the negative cache", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const lookups = Effect.map(call("GET", "/metrics"), (reply) => valueOf(parseExposition(reply.text), "redirect_lookups_total"))
+        const before = yield* lookups
+        for (const alias of ["scan1", "scan2", "SCAN3"]) expect((yield* visit(domain.name, `/${alias}`)).status).toBe(404)
+        const afterFirst = yield* lookups
+        expect(afterFirst - before).toBe(3)
+        for (const alias of ["scan1", "SCAN2", "scan3"]) expect((yield* visit(domain.name, `/${alias}`)).status).toBe(404)
+        expect((yield* lookups) - afterFirst).toBe(0)
       })
     )
 

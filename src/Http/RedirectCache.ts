@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
+import { recordRedirectLookup } from "../Services/Metrics.ts"
 
 export interface DomainEntry {
   readonly id: number
@@ -168,6 +169,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new QueryTimeout("the database did not answer in time")), options.queryTimeoutMs)
       })
+      recordRedirectLookup()
       try {
         const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
         const row = rows[0]

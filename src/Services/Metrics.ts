@@ -111,6 +111,14 @@ export const recordRedirect = (status: number) => {
   counter.unsafeUpdate(1, NO_TAGS)
 }
 
+const redirectLookups = Metric.counter("redirect_lookups_total", {
+  description: "Database lookups of the redirect handler (cache misses of its link and unknown-alias caches)",
+  incremental: true
+})
+
+/** Counts one database lookup of the redirect hot path. */
+export const recordRedirectLookup = () => redirectLookups.unsafeUpdate(1, NO_TAGS)
+
 export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
   description: "Clicks waiting in memory for the next batch"
 })
