@@ -82,6 +82,8 @@ describe("authentication (E1, E2, bearer tokens)", () => {
     it.effect("E2 issues a new token once the old one has expired, and the old one stops working", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
+        // Used once first, so that the service knows (and caches) its owner.
+        expect((yield* call("GET", "/api/v4/domains", { token: user.token })).status).toBe(200)
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE access_tokens SET expires = now() - interval '1 second' WHERE user_id = ${user.userId}`
         const expired = yield* call("GET", "/api/v4/domains", { token: user.token })

@@ -206,6 +206,12 @@ describe("two instances on one database", () => {
         yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
         expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
 
+        // Token owners are cached too: a token expired elsewhere stops working within a second.
+        const domains = call("GET", "/api/v4/domains", { token }).pipe(on(b))
+        expect((yield* domains).status).toBe(200)
+        yield* sql`UPDATE access_tokens SET expires = now() - interval '1 second'`
+        expect(yield* within(1000, Effect.map(domains, (reply) => reply.status === 401))).toBeLessThan(1000)
+
         for (const service of [a, b]) {
           yield* service.kill("SIGTERM")
           expect(yield* exitWithin(service, 15_000)).toMatchObject({ code: 0 })

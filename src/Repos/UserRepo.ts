@@ -29,13 +29,19 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
     })
 
-    /** The owner of an access token that has not expired at `now` (Unix seconds). */
+    /** The owner of an access token that has not expired at `now` (Unix seconds), and when it expires. */
     const findByAccessToken = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Bytes, now: Schema.Int }),
-      Result: UserRecord,
-      execute: ({ hash, now }) => sql`
-        ${selectUser(sql)} JOIN access_tokens t ON t.user_id = u.id
-        WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`
+      Result: Schema.Struct({ user: UserRecord, expires: Schema.Int }),
+      execute: ({ hash, now }) =>
+        Effect.map(
+          sql<UserRecord & { expires: number }>`
+            SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash,
+                   floor(extract(epoch FROM t.expires))::int8 AS expires
+            FROM users u JOIN accounts a ON a.id = u.account_id JOIN access_tokens t ON t.user_id = u.id
+            WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`,
+          (rows) => rows.map(({ expires, ...user }) => ({ user, expires }))
+        )
     })
 
     const findByRefreshToken = SqlSchema.findOne({
