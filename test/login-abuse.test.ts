@@ -3,15 +3,8 @@ import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { CpuBudget } from "../src/Services/CpuBudget.ts"
 import { Passwords } from "../src/Services/Passwords.ts"
-import { call, codes, newUser, PASSWORD } from "./support/Http.ts"
+import { call, codes, newUser, PASSWORD, timed } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const started = performance.now()
-    const result = yield* effect
-    return [result, performance.now() - started] as const
-  })
 
 describe("login abuse", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -9,7 +9,7 @@ import { ClickLog } from "../src/Services/ClickLog.ts"
 import { serverClient } from "../src/Sql/Database.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { newLink } from "./support/Fixtures.ts"
-import { call, newUser, numberAt, stringAt } from "./support/Http.ts"
+import { call, newUser, numberAt, stringAt, timed } from "./support/Http.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
 import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
@@ -18,9 +18,6 @@ import { BaseUrl, TestServer } from "./support/TestServer.ts"
 afterAll(removeTempDirs)
 
 const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
-
-const timedCall = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.timed(effect), ([duration, result]) => [result, Duration.toMillis(duration)] as const)
 
 /** Polls `check` every 50 ms until it holds or `ms` have passed; the time it took. */
 const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
@@ -89,7 +86,7 @@ describe("a database behind a network partition (packets dropped, not refused)",
         const link = yield* DatabaseLink
         yield* link.blackhole
         const api = () => call("GET", "/api/v4/domains", { token: user.token })
-        const [first, second] = yield* Effect.all([timedCall(api()), timedCall(api())], { concurrency: "unbounded" })
+        const [first, second] = yield* Effect.all([timed(api()), timed(api())], { concurrency: "unbounded" })
         for (const [reply, ms] of [first, second]) {
           expect(reply.status).toBe(503)
           expect(numberAt(reply.body, "errors", 0, "code")).toBe(10902)

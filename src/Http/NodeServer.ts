@@ -30,6 +30,11 @@ export const nodeServerDefaults: NodeServerOptions = {
 
 const unavailable = JSON.stringify({ errors: [ApiError.item(10902)] })
 
+const answerUnavailable = (response: ServerResponse, headers: Record<string, string> = {}) => {
+  response.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...headers })
+  response.end(unavailable)
+}
+
 /**
  * Offered every request before the API: returns false to leave it to the API, or true once it has
  * taken it, in which case it answers it or hands it on later with `toApi`.
@@ -85,8 +90,7 @@ class DrainingServer extends Server {
       if (started > due) break
       this.awaitingApi.delete(response)
       if (response.headersSent) continue
-      response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-      response.end(unavailable)
+      answerUnavailable(response)
       this.onDeadline(response.req)
     }
   }
@@ -96,12 +100,7 @@ class DrainingServer extends Server {
     if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
     // Effect removes its request listener before it closes the server: nobody would answer.
     if (this.draining || this.listenerCount("request") === 0) {
-      response.writeHead(503, {
-        "content-type": "application/json",
-        "retry-after": "1",
-        connection: "close"
-      })
-      response.end(unavailable)
+      answerUnavailable(response, { connection: "close" })
       return true
     }
     this.inFlight.add(response)

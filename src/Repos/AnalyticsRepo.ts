@@ -227,7 +227,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
                        AND ${dateRange("day", range.from, range.to)}`
       )
       const edges = edgeRows(plan.edges, (sign) => sql`SELECT c.link_id, ${sign} FROM clicks c WHERE c.link_id IN (${chosen})`)
-      return sql.join(" UNION ALL ", false, "SELECT NULL::int8 AS link_id, 0 AS clicks WHERE false")([...months, ...days, ...edges])
+      // monthsOf gives at least one range of days, possibly empty: never an empty union.
+      return unionAll([...months, ...days, ...edges])
     }
 
     /** One page of the links with clicks in the window, most clicks first, then by id; and how many there are. */

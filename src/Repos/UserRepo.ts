@@ -1,4 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
 import { Plan, Role } from "../Domain/User.ts"
 
@@ -15,8 +16,9 @@ export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
 
 const Bytes = Schema.Uint8ArrayFromSelf
 
-const selectUser = (sql: SqlClient.SqlClient) => sql`
-  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash
+/** A user row as `UserRecord`, with `more` columns after it. */
+const selectUser = (sql: SqlClient.SqlClient, more: Fragment = sql``) => sql`
+  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash ${more}
   FROM users u JOIN accounts a ON a.id = u.account_id`
 
 export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
@@ -36,9 +38,8 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       execute: ({ hash, now }) =>
         Effect.map(
           sql<UserRecord & { expires: number }>`
-            SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash,
-                   floor(extract(epoch FROM t.expires))::int8 AS expires
-            FROM users u JOIN accounts a ON a.id = u.account_id JOIN access_tokens t ON t.user_id = u.id
+            ${selectUser(sql, sql`, floor(extract(epoch FROM t.expires))::int8 AS expires`)}
+            JOIN access_tokens t ON t.user_id = u.id
             WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`,
           (rows) => rows.map(({ expires, ...user }) => ({ user, expires }))
         )

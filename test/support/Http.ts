@@ -97,3 +97,11 @@ export const codes = (reply: Reply): ReadonlyArray<unknown> => {
   const errors = at(reply.body, "errors")
   return Array.isArray(errors) ? errors.map((e) => at(e, "code")) : []
 }
+
+/** The result of `effect` and the milliseconds it took. */
+export const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const result = yield* effect
+    return [result, performance.now() - started] as const
+  })
