@@ -3,6 +3,7 @@ import { createHmac, randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { AppConfig } from "../Config.ts"
 import { classifyUserAgent, referrerHost, truncateUserAgent } from "../Domain/ClickSource.ts"
+import { ClickBatch } from "../Repos/ClickBatch.ts"
 import { ClickRepo, type ClickRow, type LinkClicks } from "../Repos/ClickRepo.ts"
 import { ClickNotifier } from "./ClickNotifier.ts"
 import { clickSpill } from "./ClickSpill.ts"
@@ -24,6 +25,7 @@ export interface RawClick {
 
 export interface ClickLogOptions {
   readonly flushInterval: Duration.DurationInput
+  /** Most clicks written in one transaction. */
   readonly batchSize: number
   /** How long one batch may take before its clicks go to the spill file instead. */
   readonly writeTimeout: Duration.DurationInput
@@ -33,12 +35,14 @@ export interface ClickLogOptions {
 export const clickLogDefaults: ClickLogOptions = {
   flushInterval: "1 second",
   // Large batches fold many clicks of one link and day into one rollup row each.
-  batchSize: 5000,
+  batchSize: 50_000,
   writeTimeout: "5 seconds",
   notifyInterval: "5 seconds"
 }
 
 const ENRICH_SLICE = 200
+/** Clicks per statement when spill files are replayed (each skips the clicks already written). */
+const REPLAY_ROWS = 5000
 
 /**
  * A UUID whose first 48 bits are the time in milliseconds (the layout of UUID version 7), so that
@@ -132,11 +136,13 @@ export class ClickLog extends Context.Tag("ClickLog")<
           }
         }
 
-        const writeChunk = (rows: ReadonlyArray<ClickRow>) =>
-          repo.insert(rows).pipe(
+        // New clicks take the cheap path; a replay, which may repeat a batch whose commit was not
+        // confirmed, the one that skips clicks already written.
+        const writeBatch = (batch: ClickBatch | ReadonlyArray<ClickRow>) =>
+          (batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch)).pipe(
             Effect.timeoutFail({ duration: options.writeTimeout, onTimeout: () => "timed out" as const }),
             Effect.tap((counts) => notify(counts)),
-            Effect.tap(() => Metric.incrementBy(clicksWritten, rows.length))
+            Effect.tap(() => Metric.incrementBy(clicksWritten, batch instanceof ClickBatch ? batch.size : batch.length))
           )
 
         const notify = (counts: ReadonlyArray<LinkClicks>) =>
@@ -154,23 +160,24 @@ export class ClickLog extends Context.Tag("ClickLog")<
         // replay shows the database answers again.
         let databaseDown = false
 
-        /** Writes the rows in batches; what cannot be written is spilled. */
-        const write = (rows: ReadonlyArray<ClickRow>) =>
+        const rowsOf = (batches: ReadonlyArray<ClickBatch>) => batches.flatMap((batch) => batch.rows)
+
+        /** Writes the batches in turn; what cannot be written is spilled. */
+        const write = (batches: ReadonlyArray<ClickBatch>) =>
           Effect.gen(function* () {
             if (databaseDown) {
-              if (rows.length > 0) yield* spillRows(rows)
+              yield* spillRows(rowsOf(batches))
               return true
             }
-            for (let start = 0; start < rows.length; start += options.batchSize) {
-              const chunk = rows.slice(start, start + options.batchSize)
-              const failed = yield* writeChunk(chunk).pipe(
+            for (const [n, batch] of batches.entries()) {
+              const failed = yield* writeBatch(batch).pipe(
                 Metric.trackDurationWith(clickFlushSeconds, Duration.toSeconds),
                 Effect.as(false),
                 Effect.catchAll((error) => Effect.as(Effect.logWarning("database unavailable: spilling clicks", error), true))
               )
               if (failed) {
                 databaseDown = true
-                yield* spillRows(rows.slice(start))
+                yield* spillRows(rowsOf(batches.slice(n)))
                 return false
               }
             }
@@ -180,11 +187,11 @@ export class ClickLog extends Context.Tag("ClickLog")<
         /** Replays spill files until one fails; each file is removed once all of it is written. */
         const replay = Effect.gen(function* () {
           for (const file of yield* Effect.promise(spill.replayable)) {
-            const lines = spill.read(file, options.batchSize)
+            const lines = spill.read(file, REPLAY_ROWS)
             while (true) {
               const next = yield* Effect.promise(() => lines.next())
               if (next.done === true) break
-              const ok = yield* writeChunk(next.value).pipe(
+              const ok = yield* writeBatch(next.value).pipe(
                 Effect.as(true),
                 Effect.catchAll(() => Effect.succeed(false))
               )
@@ -205,13 +212,20 @@ export class ClickLog extends Context.Tag("ClickLog")<
           const taken = queue
           queue = []
           yield* Metric.set(clickBufferDepth, taken.length)
-          // Enriching runs on the thread that answers redirects: in slices, letting requests through.
-          const rows: Array<ClickRow> = []
+          // Enriching, summing and serializing run on the thread that answers redirects: in slices,
+          // letting requests through.
+          const batches: Array<ClickBatch> = []
+          let batch = new ClickBatch()
           for (let start = 0; start < taken.length; start += ENRICH_SLICE) {
-            for (const click of taken.slice(start, start + ENRICH_SLICE)) rows.push(enrich(click))
+            if (batch.size >= options.batchSize) {
+              batches.push(batch)
+              batch = new ClickBatch()
+            }
+            batch.add(taken.slice(start, start + ENRICH_SLICE).map(enrich))
             yield* letIoIn
           }
-          if (yield* write(rows)) yield* replay
+          if (batch.size > 0) batches.push(batch)
+          if (yield* write(batches)) yield* replay
         }).pipe(Effect.uninterruptible)
 
         // Released after the loop below has been interrupted (it finishes the flush it is in).

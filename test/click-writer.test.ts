@@ -1,0 +1,234 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { ClickRepo, type ClickRow } from "../src/Repos/ClickRepo.ts"
+import { ClickBatch } from "../src/Repos/ClickBatch.ts"
+import { clickRow, type TestClick } from "./support/Clicks.ts"
+import { newDomain, newLink } from "./support/Fixtures.ts"
+import { newUser } from "./support/Http.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+/** 2025-01-31T20:00:00Z: the clicks below cross a day and a month boundary. */
+const T0 = 1_738_353_600
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed. */
+const random = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+}
+
+const PLACES = [
+  { country: "US", region: "California", city: "Mountain View" },
+  { country: "DE", region: "Berlin", city: "Berlin" },
+  { country: "FR", region: "Île-de-France", city: "Paris" },
+  { country: "XX", region: 'Quote " and \\ back\tslash', city: "Tab\there" },
+  { country: null, region: null, city: null }
+]
+const DEVICES = ["desktop", "mobile", "tablet", "other"] as const
+const REFERRERS = ["direct", "google.com", "t.co", "ex\\ample.org"]
+
+const randomClicks = (seed: number, count: number, links: ReadonlyArray<number>, domainId: number) => {
+  const next = random(seed)
+  const pick = <A,>(items: ReadonlyArray<A>) => items[Math.floor(next() * items.length)]!
+  return Array.from({ length: count }, (): TestClick => ({
+    linkId: pick(links),
+    domainId,
+    at: T0 + Math.floor(next() * 10 * 3600),
+    ip: String(Math.floor(next() * 12)),
+    ...pick(PLACES),
+    device: pick(DEVICES),
+    referrer: pick(REFERRERS),
+    qr: next() < 0.3,
+    bot: next() < 0.15
+  }))
+}
+
+const setup = Effect.gen(function* () {
+  const admin = yield* newUser({ plan: "team" })
+  const member = yield* newUser({ accountId: admin.accountId, role: "member" })
+  const domainId = yield* newDomain(admin)
+  const links = [
+    yield* newLink(admin, domainId, { alias: "one" }),
+    yield* newLink(admin, domainId, { alias: "two" }),
+    yield* newLink(member, domainId, { alias: "three" })
+  ]
+  return { domainId, links }
+})
+
+const FACTS = `
+  SELECT c.link_id, c.domain_id, l.user_id, (c.at AT TIME ZONE 'UTC')::date AS day, c.qr, k.kind, k.a, k.b, k.c
+  FROM clicks c JOIN links l ON l.id = c.link_id
+  CROSS JOIN LATERAL (VALUES
+    ('d'::"char", '', '', ''),
+    ('g'::"char", coalesce(c.country, ''), coalesce(c.region, ''), coalesce(c.city, '')),
+    ('v'::"char", c.device, '', ''),
+    ('r'::"char", c.referrer, '', ''),
+    ('h'::"char", to_char(c.at AT TIME ZONE 'UTC', 'HH24'), '', '')
+  ) AS k(kind, a, b, c)
+  WHERE NOT c.bot AND c.domain_id = $1`
+
+/** Every table the click writer keeps, read back, beside the same figures computed from `clicks`. */
+const stored = (domainId: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const query = (text: string) => sql.unsafe(text, [domainId])
+    const pair = (kept: string, computed: string) =>
+      Effect.map(Effect.all([query(kept), query(computed)]), ([actual, expected]) => ({ actual, expected }))
+    return {
+      perLink: yield* pair(
+        `SELECT r.link_id, r.kind, r.day::text, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
+         JOIN links l ON l.id = r.link_id WHERE l.domain_id = $1 ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT link_id, kind, day::text, a, b, c, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+      ),
+      perLinkMonth: yield* pair(
+        `SELECT r.link_id, r.month::text, r.clicks, r.scans FROM click_rollups_link_month r
+         JOIN links l ON l.id = r.link_id WHERE l.domain_id = $1 ORDER BY 1, 2`,
+        `SELECT link_id, date_trunc('month', day)::date::text AS month, count(*)::int AS clicks,
+           (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f WHERE kind = 'd' GROUP BY 1, 2 ORDER BY 1, 2`
+      ),
+      perUser: yield* pair(
+        `SELECT user_id, kind, day::text, a, b, c, clicks, scans FROM click_rollups_user WHERE domain_id = $1
+         ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT user_id, kind, day::text, a, b, c, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f WHERE kind <> 'h' GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+      ),
+      perUserMonth: yield* pair(
+        `SELECT user_id, kind, month::text, a, b, c, clicks, scans FROM click_rollups_user_month WHERE domain_id = $1
+         ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT user_id, kind, date_trunc('month', day)::date::text AS month, a, b, c, count(*)::int AS clicks,
+           (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f WHERE kind IN ('g', 'v', 'r') GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+      ),
+      visitors: yield* pair(
+        `SELECT v.link_id, encode(v.ip_hash, 'hex') AS ip FROM link_visitors v JOIN links l ON l.id = v.link_id
+         WHERE l.domain_id = $1 ORDER BY 1, 2`,
+        `SELECT DISTINCT c.link_id, encode(c.ip_hash, 'hex') AS ip FROM clicks c JOIN links l ON l.id = c.link_id
+         WHERE NOT c.bot AND c.domain_id = $1 ORDER BY 1, 2`
+      ),
+      links: yield* pair(
+        `SELECT id, click_count, last_clicked FROM links WHERE domain_id = $1 ORDER BY id`,
+        `SELECT l.id, count(c.id) FILTER (WHERE NOT c.bot) AS click_count, max(c.at) FILTER (WHERE NOT c.bot) AS last_clicked
+         FROM links l LEFT JOIN clicks c ON c.link_id = l.id WHERE l.domain_id = $1 GROUP BY l.id ORDER BY l.id`
+      )
+    }
+  })
+
+const expectConsistent = (domainId: number) =>
+  Effect.gen(function* () {
+    const tables = yield* stored(domainId)
+    for (const [name, { actual, expected }] of Object.entries(tables)) {
+      expect(actual.length, name).toBeGreaterThan(0)
+      expect(actual, name).toEqual(expected)
+    }
+  })
+
+const clickCount = (domainId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM clicks WHERE domain_id = ${domainId}`, ([row]) => row?.n)
+  )
+
+const nonBotPerLink = (rows: ReadonlyArray<ClickRow>) => {
+  const counts = new Map<number, number>()
+  for (const row of rows) if (!row.bot) counts.set(row.link_id, (counts.get(row.link_id) ?? 0) + 1)
+  return [...counts].map(([linkId, clicks]) => ({ linkId, clicks })).sort((a, b) => a.linkId - b.linkId)
+}
+
+const byLink = <A extends { readonly linkId: number }>(rows: ReadonlyArray<A>) => [...rows].sort((a, b) => a.linkId - b.linkId)
+
+describe("click writer: summed batches (insertFresh) and idempotent batches (insert)", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("a batch summed before writing leaves every rollup, count and visitor as computed from the clicks", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = randomClicks(1, 6000, links, domainId).map(clickRow)
+        // Added in slices as the click writer does: more than one INSERT statement.
+        const large = new ClickBatch()
+        for (let start = 0; start < 5400; start += 200) large.add(rows.slice(start, start + 200))
+        expect(large.json().map((json) => (JSON.parse(json) as ReadonlyArray<unknown>).length)).toEqual([5000, 400])
+        expect(byLink(yield* repo.insertFresh(large))).toEqual(nonBotPerLink(rows.slice(0, 5400)))
+        for (let start = 5400; start < rows.length; start += 300) {
+          const batch = rows.slice(start, start + 300)
+          expect(byLink(yield* repo.insertFresh(ClickBatch.of(batch)))).toEqual(nonBotPerLink(batch))
+        }
+        expect(yield* clickCount(domainId)).toBe(6000)
+        yield* expectConsistent(domainId)
+      }).pipe(Effect.provide(ClickRepo.Default))
+    )
+
+    it.effect("summed and idempotent batches mixed give the same tables", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = randomClicks(2, 700, links, domainId).map(clickRow)
+        const sizes = [1, 50, 120, 7, 222, 300]
+        let start = 0
+        for (const [n, size] of sizes.entries()) {
+          const batch = rows.slice(start, start + size)
+          start += size
+          const counted = n % 2 === 0 ? yield* repo.insertFresh(ClickBatch.of(batch)) : yield* repo.insert(batch)
+          expect(byLink(counted)).toEqual(nonBotPerLink(batch))
+        }
+        expect(yield* clickCount(domainId)).toBe(700)
+        yield* expectConsistent(domainId)
+      }).pipe(Effect.provide(ClickRepo.Default))
+    )
+
+    it.effect("a summed batch holding a click already written writes nothing; the idempotent retry counts the rest once", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = randomClicks(3, 400, links, domainId).map(clickRow)
+        yield* repo.insertFresh(ClickBatch.of(rows.slice(0, 100)))
+        const failed = yield* Effect.either(repo.insertFresh(ClickBatch.of(rows.slice(50, 400))))
+        expect(failed._tag).toBe("Left")
+        expect(yield* clickCount(domainId)).toBe(100)
+        yield* expectConsistent(domainId)
+        const retried = yield* repo.insert(rows.slice(50, 400))
+        expect(byLink(retried)).toEqual(nonBotPerLink(rows.slice(100, 400)))
+        expect(yield* clickCount(domainId)).toBe(400)
+        yield* expectConsistent(domainId)
+      }).pipe(Effect.provide(ClickRepo.Default))
+    )
+
+    it.effect("clicks of a link that no longer exists are stored but counted nowhere", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const missing = 2_000_000_000
+        const rows = randomClicks(4, 60, [...links, missing], domainId).map(clickRow)
+        const counted = yield* repo.insertFresh(ClickBatch.of(rows))
+        expect(byLink(counted)).toEqual(nonBotPerLink(rows.filter((row) => row.link_id !== missing)))
+        yield* expectConsistent(domainId)
+      }).pipe(Effect.provide(ClickRepo.Default))
+    )
+  })
+})
+
+describe("ClickBatch", () => {
+  it("sums per link and value, bots left out, day and hour in UTC", () => {
+        const rows = [
+          clickRow({ linkId: 1, domainId: 9, at: T0 + 4 * 3600 - 1, ip: "a", country: "US", qr: true }),
+          clickRow({ linkId: 1, domainId: 9, at: T0 + 4 * 3600, ip: "a", country: "US" }),
+          clickRow({ linkId: 1, domainId: 9, at: T0 + 4 * 3600 + 5, ip: "b", bot: true })
+        ]
+        const batch = new ClickBatch()
+    batch.add(rows.slice(0, 2))
+    batch.add(rows.slice(2))
+    const { links, rollups, visitors } = batch.summary()
+    expect(batch.json().map((json) => JSON.parse(json))).toEqual([rows])
+        expect(links).toEqual([{ link_id: 1, clicks: 2, last: rows[1]!.at }])
+        const days = rollups.filter((row) => row.kind === "d").map((row) => [row.day, row.clicks, row.scans])
+        expect(days).toEqual([
+          ["2025-01-31", 1, 1],
+          ["2025-02-01", 1, 0]
+        ])
+        expect(rollups.filter((row) => row.kind === "h").map((row) => row.a)).toEqual(["23", "00"])
+        expect(rollups.filter((row) => row.kind === "g")).toHaveLength(2)
+        expect(visitors).toHaveLength(1)
+  })
+})
