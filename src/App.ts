@@ -9,6 +9,7 @@ import { Api } from "./Api/Api.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Http/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Http/AuthenticationLive.ts"
+import { DomainAccess } from "./Http/DomainAccess.ts"
 import { AnalyticsHttpLive } from "./Http/AnalyticsHttp.ts"
 import { AuthHttpLive } from "./Http/AuthHttp.ts"
 import { DomainsHttpLive } from "./Http/DomainsHttp.ts"
@@ -91,7 +92,7 @@ export const BootstrapLive = Layer.effectDiscard(
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
-  Layer.provide(AuthenticationLive)
+  Layer.provide([AuthenticationLive, DomainAccess.Live])
 )
 
 /** The redirect hot path and the click pipeline behind it (CONTRACT §7); the CLI does without them. */

@@ -203,6 +203,15 @@ describe("two instances on one database", () => {
         yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
         expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
 
+        // The caller's view of a domain is cached too: a domain disabled elsewhere refuses new links within a second.
+        const createOnB = call("POST", `/api/v4/${domainId}/links`, {
+          token,
+          body: { url: "https://example.com/three", override_404_check: 1 }
+        }).pipe(on(b))
+        expect((yield* createOnB).status).toBe(200)
+        yield* sql`UPDATE domains SET status = 'disabled' WHERE id = ${domainId}`
+        expect(yield* within(1000, Effect.map(createOnB, (reply) => reply.status === 404))).toBeLessThan(1000)
+
         // Token owners are cached too: a token expired elsewhere stops working within a second.
         const domains = call("GET", "/api/v4/domains", { token }).pipe(on(b))
         expect((yield* domains).status).toBe(200)

@@ -4,7 +4,7 @@ import { ApiError } from "../Domain/ApiError.ts"
 import type { Caller } from "../Domain/User.ts"
 import { UserRepo } from "../Repos/UserRepo.ts"
 import { accessTokenHash } from "../Services/TokenStore.ts"
-import { ChangeFeed } from "../Sql/ChangeFeed.ts"
+import { announcedCache } from "../Sql/AnnouncedCache.ts"
 import { orDieOnInfrastructure } from "./Infrastructure.ts"
 
 /** Tokens are 43 characters; anything much longer is refused without a query. */
@@ -17,7 +17,6 @@ const CACHE_SECONDS = 60
 interface Cached {
   readonly caller: Caller
   readonly expires: number
-  readonly cachedAt: number
 }
 
 /**
@@ -29,17 +28,11 @@ export const AuthenticationLive = Layer.scoped(
   Authentication,
   Effect.gen(function* () {
     const users = yield* UserRepo
-    const cache = new Map<string, Cached>()
-    let generation = 0
-    const forget = () => {
-      generation++
-      cache.clear()
-    }
-    yield* (yield* ChangeFeed).subscribe({
-      onChange: (payload) => {
-        if (payload === "auth") forget()
-      },
-      onReset: forget
+    const cache = yield* announcedCache<Cached>({
+      size: CACHED_TOKENS,
+      seconds: CACHE_SECONDS,
+      forgetOn: (payload) => payload === "auth",
+      holds: (cached, now) => cached.expires > now
     })
     return {
       bearer: (bearer) =>
@@ -48,21 +41,25 @@ export const AuthenticationLive = Layer.scoped(
           if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return yield* ApiError.of(10000)
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const hash = accessTokenHash(token)
-          const key = hash.toString("hex")
-          const cached = cache.get(key)
-          if (cached !== undefined && cached.expires > now && cached.cachedAt + CACHE_SECONDS > now) return cached.caller
-          const started = generation
-          const found = yield* users.findByAccessToken({ hash, now })
-          if (Option.isNone(found)) return yield* ApiError.of(10000)
-          const { id, account_id, email, nickname, role, plan, link_quota } = found.value.user
-          const caller: Caller = { userId: id, accountId: account_id, email, nickname, role, plan, linkQuota: link_quota }
-          // An answer read before a change was announced must not outlive it.
-          if (started === generation) {
-            cache.delete(key)
-            if (cache.size >= CACHED_TOKENS) cache.delete(cache.keys().next().value ?? key)
-            cache.set(key, { caller, expires: found.value.expires, cachedAt: now })
-          }
-          return caller
+          const read = Effect.flatMap(users.findByAccessToken({ hash, now }), (found) =>
+            Option.match(found, {
+              onNone: () => ApiError.of(10000),
+              onSome: ({ user, expires }): Effect.Effect<Cached> =>
+                Effect.succeed({
+                  caller: {
+                    userId: user.id,
+                    accountId: user.account_id,
+                    email: user.email,
+                    nickname: user.nickname,
+                    role: user.role,
+                    plan: user.plan,
+                    linkQuota: user.link_quota
+                  },
+                  expires
+                })
+            })
+          )
+          return (yield* cache.through(hash.toString("hex"), now, read)).caller
         }).pipe(orDieOnInfrastructure)
     }
   })
