@@ -2,7 +2,8 @@
  * Load benchmark of the API of the real server process (domains, links created and searched, health,
  * login), beside a bare node:http reference serving
  * the same JSON in the same run. `npm run bench:api`; BENCH_SECONDS (default 10) sets the length
- * of each measured run, BENCH_WARMUP_SECONDS (default 2) the warm-up before it. PostgreSQL when
+ * of each measured run, BENCH_WARMUP_SECONDS (default 2) the warm-up before it, BENCH_ONLY runs only
+ * the scenarios whose name holds it (and the reference). PostgreSQL when
  * BENCH_DATABASE_URL or DATABASE_URL is set (a fresh database, dropped at the end), else embedded.
  * Exits 1 when the service does not start or any run saw an error, a timeout or a non-2xx answer
  * (autocannon counts timeouts among its errors too).
@@ -98,7 +99,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     ].join("\n") + "\n\n"
   )
   const measurements: Array<Measurement> = []
-  for (const scenario of scenarios) {
+  const only = process.env.BENCH_ONLY ?? ""
+  for (const scenario of scenarios.filter((s, n) => n === 0 || s.name.includes(only))) {
     process.stderr.write(`running ${scenario.name}...\n`)
     measurements.push(await measure(scenario, seconds, warmUpSeconds))
   }

@@ -24,7 +24,7 @@ export const startService = async (
   cleanup: Cleanup,
   options: { readonly port: number; readonly env: Record<string, string>; readonly readyTimeoutMs: number }
 ): Promise<ServiceProcess> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), "--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
     env: { ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
