@@ -3,8 +3,8 @@ import type { ClickRow } from "./ClickRepo.ts"
 /** Non-bot clicks of one link in a batch, and the latest of them (ISO 8601). */
 export interface LinkTotal {
   readonly link_id: number
-  clicks: number
-  last: string
+  readonly clicks: number
+  readonly last: string
 }
 
 /** One row of `click_rollups` summed over a batch: the same kinds and values as the SQL `facts`. */
@@ -17,8 +17,8 @@ export interface RollupRow {
   readonly a: string
   readonly b: string
   readonly c: string
-  clicks: number
-  scans: number
+  readonly clicks: number
+  readonly scans: number
 }
 
 export interface Visitor {
@@ -35,6 +35,41 @@ export interface BatchRollup {
 /** Rows of one INSERT statement: its JSON parameter stays around 1.5 MB. */
 const STATEMENT_ROWS = 5000
 
+/** Clicks and scans of one value. */
+interface Tally {
+  clicks: number
+  scans: number
+}
+
+/** One link's non-bot clicks of one UTC day, by value: what its rollup rows will hold. */
+interface DayTally extends Tally {
+  readonly hours: Map<string, Tally>
+  readonly places: Map<string, Tally>
+  readonly devices: Map<string, Tally>
+  readonly referrers: Map<string, Tally>
+}
+
+interface LinkTally {
+  readonly link_id: number
+  readonly domain_id: number
+  clicks: number
+  last: string
+  readonly days: Map<string, DayTally>
+  readonly visitors: Set<string>
+}
+
+const tally = (values: Map<string, Tally>, value: string, scan: number) => {
+  const known = values.get(value)
+  if (known === undefined) values.set(value, { clicks: 1, scans: scan })
+  else {
+    known.clicks += 1
+    known.scans += scan
+  }
+}
+
+/** Place values joined for one map key: PostgreSQL text cannot hold NUL, so no stored value has one. */
+const PLACE_SEPARATOR = "\u0000"
+
 /**
  * New clicks on their way to the database, prepared as they are added (in small slices, so the thread
  * that answers redirects is never held long): serialized to JSON per INSERT statement, and summed per
@@ -47,9 +82,7 @@ export class ClickBatch {
   private readonly statements: Array<string> = []
   private open: Array<string> = []
   private openRows = 0
-  private readonly links = new Map<number, LinkTotal>()
-  private readonly rollups = new Map<string, RollupRow>()
-  private readonly visitors = new Map<string, Visitor>()
+  private readonly links = new Map<number, LinkTally>()
 
   static of(rows: ReadonlyArray<ClickRow>): ClickBatch {
     const batch = new ClickBatch()
@@ -79,7 +112,27 @@ export class ClickBatch {
   }
 
   summary(): BatchRollup {
-    return { links: [...this.links.values()], rollups: [...this.rollups.values()], visitors: [...this.visitors.values()] }
+    const links: Array<LinkTotal> = []
+    const rollups: Array<RollupRow> = []
+    const visitors: Array<Visitor> = []
+    for (const link of this.links.values()) {
+      const { link_id, domain_id } = link
+      links.push({ link_id, clicks: link.clicks, last: link.last })
+      for (const [day, counts] of link.days) {
+        const row = (kind: RollupRow["kind"], a: string, b: string, c: string, { clicks, scans }: Tally) =>
+          rollups.push({ link_id, domain_id, kind, day, a, b, c, clicks, scans })
+        row("d", "", "", "", counts)
+        for (const [place, counted] of counts.places) {
+          const [country = "", region = "", city = ""] = place.split(PLACE_SEPARATOR)
+          row("g", country, region, city, counted)
+        }
+        for (const [device, counted] of counts.devices) row("v", device, "", "", counted)
+        for (const [referrer, counted] of counts.referrers) row("r", referrer, "", "", counted)
+        for (const [hour, counted] of counts.hours) row("h", hour, "", "", counted)
+      }
+      for (const ip_hash of link.visitors) visitors.push({ link_id, ip_hash })
+    }
+    return { links, rollups, visitors }
   }
 
   private close() {
@@ -90,30 +143,26 @@ export class ClickBatch {
   }
 
   private count(row: ClickRow) {
-    const total = this.links.get(row.link_id)
-    if (total === undefined) this.links.set(row.link_id, { link_id: row.link_id, clicks: 1, last: row.at })
-    else {
-      total.clicks += 1
-      if (row.at > total.last) total.last = row.at
+    let link = this.links.get(row.link_id)
+    if (link === undefined) {
+      link = { link_id: row.link_id, domain_id: row.domain_id, clicks: 0, last: row.at, days: new Map(), visitors: new Set() }
+      this.links.set(row.link_id, link)
     }
+    link.clicks += 1
+    if (row.at > link.last) link.last = row.at
+    link.visitors.add(row.ip_hash)
     const day = row.at.slice(0, 10)
-    const scan = row.qr ? 1 : 0
-    const add = (kind: RollupRow["kind"], a: string, b: string, c: string) => {
-      const key = `${row.link_id}\u0000${kind}\u0000${day}\u0000${a}\u0000${b}\u0000${c}`
-      const known = this.rollups.get(key)
-      if (known === undefined) {
-        this.rollups.set(key, { link_id: row.link_id, domain_id: row.domain_id, kind, day, a, b, c, clicks: 1, scans: scan })
-      } else {
-        known.clicks += 1
-        known.scans += scan
-      }
+    let counts = link.days.get(day)
+    if (counts === undefined) {
+      counts = { clicks: 0, scans: 0, hours: new Map(), places: new Map(), devices: new Map(), referrers: new Map() }
+      link.days.set(day, counts)
     }
-    add("d", "", "", "")
-    add("g", row.country ?? "", row.region ?? "", row.city ?? "")
-    add("v", row.device, "", "")
-    add("r", row.referrer, "", "")
-    add("h", row.at.slice(11, 13), "", "")
-    const visitor = `${row.link_id}\u0000${row.ip_hash}`
-    if (!this.visitors.has(visitor)) this.visitors.set(visitor, { link_id: row.link_id, ip_hash: row.ip_hash })
+    const scan = row.qr ? 1 : 0
+    counts.clicks += 1
+    counts.scans += scan
+    tally(counts.hours, row.at.slice(11, 13), scan)
+    tally(counts.places, `${row.country ?? ""}${PLACE_SEPARATOR}${row.region ?? ""}${PLACE_SEPARATOR}${row.city ?? ""}`, scan)
+    tally(counts.devices, row.device, scan)
+    tally(counts.referrers, row.referrer, scan)
   }
 }

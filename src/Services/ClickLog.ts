@@ -44,14 +44,18 @@ const ENRICH_SLICE = 200
 /** Clicks per statement when spill files are replayed (each skips the clicks already written). */
 const REPLAY_ROWS = 5000
 
-/**
- * A UUID whose first 48 bits are the time in milliseconds (the layout of UUID version 7), so that
- * the primary key index of clicks grows at its end instead of everywhere.
- */
-const timeOrderedId = (at: number) => {
-  const random = randomUUID()
-  const time = at.toString(16).padStart(12, "0")
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`
+/** A memo of `compute` holding at most `limit` keys (all forgotten at once when full). */
+const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
+  const known = new Map<string, A>()
+  return (key: string): A => {
+    let value = known.get(key)
+    if (value === undefined) {
+      if (known.size >= limit) known.clear()
+      value = compute(key)
+      known.set(key, value)
+    }
+    return value
+  }
 }
 
 // Unlike Effect.yieldNow, which may continue in a microtask, this lets pending I/O run first.
@@ -90,38 +94,38 @@ export class ClickLog extends Context.Tag("ClickLog")<
         const spill = clickSpill(join(config.dataDir, "clicks"))
         let queue: Array<RawClick> = []
 
-        // Parsing a user agent costs ~50 µs and the same few agents make most clicks.
-        const devices = new Map<string, ReturnType<typeof classifyUserAgent>>()
-        const deviceOf = (userAgent: string | undefined) => {
-          const key = truncateUserAgent(userAgent)
-          let known = devices.get(key)
-          if (known === undefined) {
-            if (devices.size >= 10_000) devices.clear()
-            known = classifyUserAgent(key)
-            devices.set(key, known)
-          }
-          return known
+        // Parsing a user agent costs ~50 µs and the same few agents make most clicks; the same holds
+        // for referrers, and for client addresses within a few seconds (hash and place).
+        const deviceOf = boundedMemo(10_000, classifyUserAgent)
+        const referrerOf = boundedMemo(10_000, referrerHost)
+        const clientOf = boundedMemo(50_000, (ip): { readonly hash: string; readonly place: GeoLocation } => ({
+          hash: createHmac("sha256", ipKey).update(ip).digest("hex").slice(0, 32),
+          place: geo.lookup(ip)
+        }))
+
+        // Clicks come many to a millisecond: its id prefix and ISO form are made once.
+        let lastAt = Number.NaN
+        let idPrefix = ""
+        let isoAt = ""
+        const timeOf = (at: number) => {
+          if (at === lastAt) return
+          lastAt = at
+          const time = at.toString(16).padStart(12, "0")
+          idPrefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-7`
+          isoAt = new Date(at).toISOString()
         }
 
-        // The same holds for client addresses within a few seconds: hash and place looked up once.
-        const clients = new Map<string, { readonly hash: string; readonly place: GeoLocation }>()
-        const clientOf = (ip: string) => {
-          let known = clients.get(ip)
-          if (known === undefined) {
-            if (clients.size >= 50_000) clients.clear()
-            known = { hash: createHmac("sha256", ipKey).update(ip).digest("hex").slice(0, 32), place: geo.lookup(ip) }
-            clients.set(ip, known)
-          }
-          return known
-        }
-
-        // The id is made here, before the first attempt to write: a retry or a replay reuses it.
+        // The id is made here, before the first attempt to write: a retry or a replay reuses it. Its
+        // first 48 bits are the time in milliseconds (the layout of UUID version 7), so that the
+        // primary key index of clicks grows at its end instead of everywhere.
         const enrich = (click: RawClick): ClickRow => {
-          const { device, bot } = deviceOf(click.userAgent)
+          const userAgent = truncateUserAgent(click.userAgent)
+          const { device, bot } = deviceOf(userAgent)
           const { hash, place } = clientOf(click.ip)
+          timeOf(click.at)
           return {
-            id: timeOrderedId(click.at),
-            at: new Date(click.at).toISOString(),
+            id: `${idPrefix}${randomUUID().slice(15)}`,
+            at: isoAt,
             link_id: click.linkId,
             domain_id: click.domainId,
             ip_hash: hash,
@@ -129,8 +133,8 @@ export class ClickLog extends Context.Tag("ClickLog")<
             region: place.region,
             city: place.city,
             device,
-            referrer: referrerHost(click.referer),
-            user_agent: truncateUserAgent(click.userAgent),
+            referrer: click.referer === undefined ? "direct" : referrerOf(click.referer),
+            user_agent: userAgent,
             qr: click.qr,
             bot
           }
