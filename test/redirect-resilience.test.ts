@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Fiber, Layer, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import pg from "pg"
 import { ClickLog } from "../src/Services/ClickLog.ts"
 import { serverClient } from "../src/Sql/Database.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
@@ -73,6 +74,58 @@ describe("redirects when the database stops answering", () => {
         expect(metrics.text).toMatch(/clicks_spilled_total [1-9]/)
         expect(metrics.text).toMatch(/clicks_replayed_total [1-9]/)
       })
+    )
+  })
+})
+
+describe("a connection lost inside a click batch's transaction", () => {
+  layer(BreakableServer(), { excludeTestServices: true })((it) => {
+    it.scoped.skipIf(testServerUrl === undefined)(
+      "the batch is spilled, the writer goes on, and every click is stored once",
+      () =>
+        Effect.gen(function* () {
+          const { domain, id } = yield* steadyAndCold
+          const link = yield* DatabaseLink
+          let answered = 0
+          const hit = Effect.map(visit(domain.name, "/steady"), (reply) => {
+            if (reply.status === 301) answered++
+          })
+          // Another session holds the link's row, so the batch stops inside its transaction, at the
+          // update of the link's click count, until the connection is cut under it.
+          const direct = yield* Effect.acquireRelease(
+            Effect.promise(async () => {
+              const client = new pg.Client(link.directUrl)
+              client.on("error", () => undefined)
+              await client.connect()
+              return client
+            }),
+            (client) => Effect.promise(() => client.end())
+          )
+          const query = (text: string, values: ReadonlyArray<unknown> = []) =>
+            Effect.promise(() => direct.query<{ n: number }>(text, [...values]))
+          yield* query("BEGIN")
+          yield* query("SELECT 1 FROM links WHERE id = $1 FOR UPDATE", [id])
+          for (let n = 0; n < 10; n++) yield* hit
+          const flushing = yield* Effect.fork((yield* ClickLog).flush)
+          const waiting = Effect.map(
+            query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"),
+            (result) => (result.rows[0]?.n ?? 0) > 0
+          )
+          expect(yield* within(5000, waiting)).toBeLessThan(5000)
+          yield* link.cut
+          yield* query("ROLLBACK")
+          yield* Fiber.join(flushing)
+          expect((yield* call("GET", "/metrics")).text).toMatch(/clicks_spilled_total [1-9]/)
+          yield* link.restore
+          // Clicks made now are written by the writer's own schedule: it must have survived.
+          for (let n = 0; n < 5; n++) yield* hit
+          const stored = clicksOf(id).pipe(
+            Effect.map((clicks) => clicks.length === answered),
+            Effect.orElseSucceed(() => false)
+          )
+          expect(yield* within(10_000, stored)).toBeLessThan(10_000)
+          expect(answered).toBe(15)
+        })
     )
   })
 })

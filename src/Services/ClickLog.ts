@@ -177,7 +177,9 @@ export class ClickLog extends Context.Tag("ClickLog")<
               const failed = yield* writeBatch(batch).pipe(
                 Metric.trackDurationWith(clickFlushSeconds, Duration.toSeconds),
                 Effect.as(false),
-                Effect.catchAll((error) => Effect.as(Effect.logWarning("database unavailable: spilling clicks", error), true))
+                // A connection lost inside the transaction makes its rollback fail too, which
+                // @effect/sql reports as a defect: every cause means the same here.
+                Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("database unavailable: spilling clicks", cause), true))
               )
               if (failed) {
                 databaseDown = true
@@ -197,7 +199,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
               if (next.done === true) break
               const ok = yield* writeBatch(next.value).pipe(
                 Effect.as(true),
-                Effect.catchAll(() => Effect.succeed(false))
+                Effect.catchAllCause(() => Effect.succeed(false))
               )
               if (!ok) {
                 databaseDown = true
@@ -235,7 +237,12 @@ export class ClickLog extends Context.Tag("ClickLog")<
         // Released after the loop below has been interrupted (it finishes the flush it is in).
         yield* Effect.addFinalizer(() => flush)
         // The first run, at once, replays what an earlier process left in spill files.
-        yield* flush.pipe(Effect.repeat(Schedule.fixed(options.flushInterval)), Effect.forkScoped)
+        yield* flush.pipe(
+          // Only a spill file that cannot be written gets here; the next flush tries again.
+          Effect.catchAllCause((cause) => Effect.logError("clicks could not be written or spilled", cause)),
+          Effect.repeat(Schedule.fixed(options.flushInterval)),
+          Effect.forkScoped
+        )
         yield* notifier.sendDue.pipe(
           Effect.catchAll((error) => Effect.logWarning("click e-mails not sent", error)),
           Effect.repeat(Schedule.spaced(options.notifyInterval)),

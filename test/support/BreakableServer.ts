@@ -17,6 +17,8 @@ export class DatabaseLink extends Context.Tag("test/DatabaseLink")<
   DatabaseLink,
   {
     readonly url: string
+    /** The same database without the proxy (PostgreSQL only). */
+    readonly directUrl: string | undefined
     readonly cut: Effect.Effect<void>
     readonly blackhole: Effect.Effect<void>
     readonly restore: Effect.Effect<void>
@@ -32,7 +34,8 @@ const backend = Effect.gen(function* () {
     const { name } = yield* scopedServerDatabase(url, "links_ops")
     const parsed = new URL(url)
     const target: Target = { host: parsed.hostname, port: Number(parsed.port || 5432) }
-    return { target, user: decodeURIComponent(parsed.username || "postgres"), database: name }
+    parsed.pathname = `/${name}`
+    return { target, user: decodeURIComponent(parsed.username || "postgres"), database: name, directUrl: parsed.href }
   }
   const db = yield* Effect.acquireRelease(
     Effect.promise(() => PGlite.create("memory://")),
@@ -48,19 +51,20 @@ const backend = Effect.gen(function* () {
     )
   )
   const target: Target = { path }
-  return { target, user: "postgres", database: "postgres" }
+  return { target, user: "postgres", database: "postgres", directUrl: undefined }
 })
 
 const linkLayer = Layer.scoped(
   DatabaseLink,
   Effect.gen(function* () {
-    const { target, user, database } = yield* backend
+    const { target, user, database, directUrl } = yield* backend
     const proxy = yield* Effect.acquireRelease(
       Effect.promise(() => openTcpProxy(target)),
       (proxy) => Effect.promise(proxy.close)
     )
     return {
       url: `postgres://${encodeURIComponent(user)}@127.0.0.1:${proxy.port}/${database}`,
+      directUrl,
       cut: Effect.sync(proxy.cut),
       blackhole: Effect.sync(proxy.blackhole),
       restore: Effect.sync(proxy.restore)
