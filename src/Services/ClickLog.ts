@@ -244,7 +244,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
           Effect.forkScoped
         )
         yield* notifier.sendDue.pipe(
-          Effect.catchAll((error) => Effect.logWarning("click e-mails not sent", error)),
+          Effect.catchAllCause((cause) => Effect.logWarning("click e-mails not sent", cause)),
           Effect.repeat(Schedule.spaced(options.notifyInterval)),
           Effect.forkScoped
         )
