@@ -149,6 +149,9 @@ describe("a database behind a network partition (packets dropped, not refused)",
         const cold = yield* visit(domain.name, "/cold")
         expect(cold.status).toBe(503)
         expect(cold.ms).toBeLessThan(3000)
+        // The click writer gives up on the silent database after its 5 s write timeout and spills.
+        const spilled = Effect.map(call("GET", "/metrics"), (reply) => /clicks_spilled_total [1-9]/.test(reply.text))
+        expect(yield* within(12_000, spilled)).toBeLessThan(12_000)
         yield* link.restore
         const answers = Effect.map(api(), (reply) => reply.status === 200)
         expect(yield* within(10_000, answers)).toBeLessThan(10_000)

@@ -142,8 +142,13 @@ export class ClickLog extends Context.Tag("ClickLog")<
 
         // New clicks take the cheap path; a replay, which may repeat a batch whose commit was not
         // confirmed, the one that skips clicks already written.
+        // The flush is uninterruptible, so that clicks taken from the queue are written or spilled;
+        // the write alone may be given up at the timeout (a partitioned database never answers). It
+        // then goes on in the background, and a commit it makes after all is skipped at replay.
         const writeBatch = (batch: ClickBatch | ReadonlyArray<ClickRow>) =>
-          (batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch)).pipe(
+          Effect.interruptible(
+            Effect.disconnect(batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch))
+          ).pipe(
             Effect.timeoutFail({ duration: options.writeTimeout, onTimeout: () => "timed out" as const }),
             Effect.tap((counts) => notify(counts)),
             Effect.tap(() => Metric.incrementBy(clicksWritten, batch instanceof ClickBatch ? batch.size : batch.length))
