@@ -1,7 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Deferred, Effect, Exit, Fiber, Ref } from "effect"
 import { ClickRepo, type ClickRow } from "../src/Repos/ClickRepo.ts"
+import { giveUpAfter } from "../src/Services/ClickLog.ts"
 import { ClickBatch } from "../src/Repos/ClickBatch.ts"
 import { clickRow, type TestClick } from "./support/Clicks.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
@@ -231,4 +232,30 @@ describe("ClickBatch", () => {
         expect(rollups.filter((row) => row.kind === "g")).toHaveLength(2)
         expect(visitors).toHaveLength(1)
   })
+})
+
+describe("giveUpAfter (the click writer's write timeout)", () => {
+  it.live("a write is not cut short when its uninterruptible caller is interrupted (a shutdown waits for it)", () =>
+    Effect.gen(function* () {
+      const outcome = yield* Ref.make<Exit.Exit<string, string> | undefined>(undefined)
+      const write = Effect.as(Effect.sleep("200 millis"), "written")
+      const flush = Effect.uninterruptible(Effect.flatMap(Effect.exit(giveUpAfter("5 seconds", write)), (exit) => Ref.set(outcome, exit)))
+      const fiber = yield* Effect.fork(flush)
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(fiber)
+      expect(yield* Ref.get(outcome)).toEqual(Exit.succeed("written"))
+    })
+  )
+
+  it.live("a write that does not answer is given up at the timeout, and stopped in the background", () =>
+    Effect.gen(function* () {
+      const stopped = yield* Deferred.make<void>()
+      const silent = Effect.onInterrupt(Effect.never, () => Deferred.succeed(stopped, undefined))
+      const started = Date.now()
+      const exit = yield* Effect.exit(Effect.uninterruptible(giveUpAfter("100 millis", silent)))
+      expect(exit).toEqual(Exit.fail("timed out"))
+      expect(Date.now() - started).toBeLessThan(1000)
+      yield* Deferred.await(stopped)
+    })
+  )
 })

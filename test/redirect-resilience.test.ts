@@ -125,6 +125,13 @@ describe("a connection lost inside a click batch's transaction", () => {
           )
           expect(yield* within(10_000, stored)).toBeLessThan(10_000)
           expect(answered).toBe(15)
+          // Counted once too, in the link and in its rollups.
+          const sql = yield* SqlClient.SqlClient
+          const [counts] = yield* sql<{ clicks: number; days: number }>`
+            SELECT l.click_count AS clicks,
+                   (SELECT sum(clicks)::int FROM click_rollups WHERE link_id = l.id AND kind = 'd') AS days
+            FROM links l WHERE l.id = ${id}`
+          expect(counts).toEqual({ clicks: 15, days: 15 })
         })
     )
   })

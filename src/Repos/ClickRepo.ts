@@ -192,6 +192,9 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
                 FROM json_to_recordset(${json}::json) AS r(${sql.literal(CLICK_INPUT)})`
             }
             if (links.length === 0) return []
+            // Row locks on links in id order first: another instance's batch touching the same
+            // links then waits instead of deadlocking.
+            yield* sql`SELECT 1 FROM links WHERE ${sql.in("id", links.map((link) => link.link_id))} ORDER BY id FOR NO KEY UPDATE`
             const updated = yield* sql<{ link_id: number }>`
               WITH counted AS (
                 SELECT * FROM json_to_recordset(${JSON.stringify(links)}::json) AS r(link_id bigint, clicks int, last timestamptz)

@@ -1,8 +1,8 @@
-import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Metric, Option, Schedule } from "effect"
 import { createHmac, randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { AppConfig } from "../Config.ts"
-import { classifyUserAgent, referrerHost, truncateUserAgent } from "../Domain/ClickSource.ts"
+import { classifyUserAgent, MAX_REFERER, referrerHost, truncateUserAgent } from "../Domain/ClickSource.ts"
 import { ClickBatch } from "../Repos/ClickBatch.ts"
 import { ClickRepo, type ClickRow, type LinkClicks } from "../Repos/ClickRepo.ts"
 import { ClickNotifier } from "./ClickNotifier.ts"
@@ -58,6 +58,29 @@ const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
   }
 }
 
+/**
+ * `effect`'s outcome, or a failure once `timeout` has passed: the flush is uninterruptible, so that
+ * clicks taken from the queue are written or spilled, and only this timeout may give a write up (a
+ * partitioned database never answers); a shutdown waits for it. A write given up goes on in the
+ * background until interrupted there, and a commit it makes after all is skipped at replay.
+ */
+export const giveUpAfter = <A, E>(timeout: Duration.DurationInput, effect: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkDaemon(Effect.interruptible(effect))
+    const exit = yield* Effect.async<Option.Option<Exit.Exit<A, E>>>((resume) => {
+      const timer = setTimeout(() => resume(Effect.succeedNone), Duration.toMillis(timeout))
+      fiber.addObserver((exit) => {
+        clearTimeout(timer)
+        resume(Effect.succeedSome(exit))
+      })
+    })
+    if (Option.isNone(exit)) {
+      yield* Fiber.interruptFork(fiber)
+      return yield* Effect.fail("timed out" as const)
+    }
+    return yield* exit.value
+  })
+
 // Unlike Effect.yieldNow, which may continue in a microtask, this lets pending I/O run first.
 const letIoIn = Effect.async<void>((resume) => {
   setImmediate(() => resume(Effect.void))
@@ -97,6 +120,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
         // Parsing a user agent costs ~50 µs and the same few agents make most clicks; the same holds
         // for referrers, and for client addresses within a few seconds (hash and place).
         const deviceOf = boundedMemo(10_000, classifyUserAgent)
+        // Keyed by the part referrerHost reads, so a long Referer cannot make an entry large.
         const referrerOf = boundedMemo(10_000, referrerHost)
         const clientOf = boundedMemo(50_000, (ip): { readonly hash: string; readonly place: GeoLocation } => ({
           hash: createHmac("sha256", ipKey).update(ip).digest("hex").slice(0, 32),
@@ -133,7 +157,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
             region: place.region,
             city: place.city,
             device,
-            referrer: click.referer === undefined ? "direct" : referrerOf(click.referer),
+            referrer: click.referer === undefined ? "direct" : referrerOf(click.referer.slice(0, MAX_REFERER)),
             user_agent: userAgent,
             qr: click.qr,
             bot
@@ -142,14 +166,8 @@ export class ClickLog extends Context.Tag("ClickLog")<
 
         // New clicks take the cheap path; a replay, which may repeat a batch whose commit was not
         // confirmed, the one that skips clicks already written.
-        // The flush is uninterruptible, so that clicks taken from the queue are written or spilled;
-        // the write alone may be given up at the timeout (a partitioned database never answers). It
-        // then goes on in the background, and a commit it makes after all is skipped at replay.
         const writeBatch = (batch: ClickBatch | ReadonlyArray<ClickRow>) =>
-          Effect.interruptible(
-            Effect.disconnect(batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch))
-          ).pipe(
-            Effect.timeoutFail({ duration: options.writeTimeout, onTimeout: () => "timed out" as const }),
+          giveUpAfter(options.writeTimeout, batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch)).pipe(
             Effect.tap((counts) => notify(counts)),
             Effect.tap(() => Metric.incrementBy(clicksWritten, batch instanceof ClickBatch ? batch.size : batch.length))
           )
