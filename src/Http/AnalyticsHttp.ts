@@ -59,7 +59,7 @@ export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handler
       Effect.gen(function* () {
         const caller = yield* CurrentUser
         if (caller.plan === "free") return yield* ApiError.of(10504)
-        const { viewer } = yield* viewerOf(caller, domainId, { activeOnly: false })
+        const viewer = yield* viewerOf(caller, domainId, { activeOnly: false })
         return { caller, viewer }
       })
 

@@ -59,7 +59,7 @@ export const AuthenticationLive = Layer.scoped(
                 })
             })
           )
-          return (yield* cache.through(hash.toString("hex"), now, read)).caller
+          return (yield* cache.through(hash.toString("hex"), read)).caller
         }).pipe(orDieOnInfrastructure)
     }
   })

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { Caller } from "../Domain/User.ts"
 import { DomainRepo } from "../Repos/DomainRepo.ts"
 import { announcedCache } from "../Sql/AnnouncedCache.ts"
@@ -46,10 +46,9 @@ export class DomainAccess extends Context.Tag("DomainAccess")<
 
       return {
         view: (caller, domainId) =>
-          Effect.gen(function* () {
-            const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-            return yield* cache.through(`${caller.accountId}:${caller.userId}:${caller.role}:${domainId}`, now, read(caller, domainId))
-          }).pipe(orDieOnInfrastructure)
+          cache
+            .through(`${caller.accountId}:${caller.userId}:${caller.role}:${domainId}`, read(caller, domainId))
+            .pipe(orDieOnInfrastructure)
       }
     })
   )

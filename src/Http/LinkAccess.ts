@@ -14,5 +14,5 @@ export const viewerOf = (caller: Caller, domainId: number, options: { readonly a
     const view = yield* (yield* DomainAccess).view(caller, domainId)
     if (Option.isNone(view) || (options.activeOnly && !view.value.active)) return yield* ApiError.of(10101)
     const viewer: Viewer = { accountId: caller.accountId, userId: caller.userId, seesAll: view.value.seesAll }
-    return { viewer }
+    return viewer
   })

@@ -16,7 +16,7 @@ export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handl
     const links = yield* LinkRepo
     return handlers.handle("search", ({ path, urlParams, request }) =>
       Effect.gen(function* () {
-        const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+        const viewer = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
         const all = urlParams.users === "all"
         if (all && !viewer.seesAll) return yield* ApiError.of(10003)
         const url = urlParams.url === undefined ? undefined : parseHttpUrl(urlParams.url, { assumeHttp: true })

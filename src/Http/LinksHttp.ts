@@ -39,13 +39,13 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       })
       .handle("byId", ({ path }) =>
         Effect.gen(function* () {
-          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          const viewer = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
           return { objects: [yield* linkById(path.domain_id, path.link_id, viewer)] }
         }).pipe(orDieOnInfrastructure)
       )
       .handle("qr", ({ path, urlParams }) =>
         Effect.gen(function* () {
-          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          const viewer = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
           const link = yield* linkById(path.domain_id, path.link_id, viewer)
           const image = yield* qr.render(`${link.short_link}?qr=1`, urlParams.format ?? "png")
           return HttpServerResponse.uint8Array(image.body, { contentType: image.contentType })
@@ -53,7 +53,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       )
       .handle("byAlias", ({ path, urlParams }) =>
         Effect.gen(function* () {
-          const { viewer } = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
+          const viewer = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
           const alias = urlParams.alias ?? ""
           if (alias === "" || alias.length > 255) return yield* ApiError.of(10102)
           return { objects: [yield* orNotFound(yield* links.byAlias(path.domain_id, alias, viewer))] }
@@ -62,7 +62,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       .handle("update", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentUser
-          const { viewer } = yield* viewerOf(caller, path.domain_id, { activeOnly: false })
+          const viewer = yield* viewerOf(caller, path.domain_id, { activeOnly: false })
           const before = yield* links.byId(path.domain_id, path.link_id, viewer)
           if (Option.isNone(before)) return yield* ApiError.of(10150)
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
@@ -103,7 +103,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       .handle("create", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentUser
-          const { viewer } = yield* viewerOf(caller, path.domain_id, { activeOnly: true })
+          const viewer = yield* viewerOf(caller, path.domain_id, { activeOnly: true })
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const draft = yield* readCreateLink(payload, { accountId: caller.accountId, domainId: path.domain_id, now })
           if (draft.checkUrl) {

@@ -164,12 +164,12 @@ export class ClickLog extends Context.Tag("ClickLog")<
           }
         }
 
-        // New clicks take the cheap path; a replay, which may repeat a batch whose commit was not
-        // confirmed, the one that skips clicks already written.
-        const writeBatch = (batch: ClickBatch | ReadonlyArray<ClickRow>) =>
-          giveUpAfter(options.writeTimeout, batch instanceof ClickBatch ? repo.insertFresh(batch) : repo.insert(batch)).pipe(
+        // New clicks take the cheap path (`repo.insertFresh`); a replay, which may repeat a batch
+        // whose commit was not confirmed, the one that skips clicks already written (`repo.insert`).
+        const writeBatch = (write: Effect.Effect<ReadonlyArray<LinkClicks>, unknown>, clicks: number) =>
+          giveUpAfter(options.writeTimeout, write).pipe(
             Effect.tap((counts) => notify(counts)),
-            Effect.tap(() => Metric.incrementBy(clicksWritten, batch instanceof ClickBatch ? batch.size : batch.length))
+            Effect.tap(() => Metric.incrementBy(clicksWritten, clicks))
           )
 
         const notify = (counts: ReadonlyArray<LinkClicks>) =>
@@ -197,7 +197,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
               return true
             }
             for (const [n, batch] of batches.entries()) {
-              const failed = yield* writeBatch(batch).pipe(
+              const failed = yield* writeBatch(repo.insertFresh(batch), batch.size).pipe(
                 Metric.trackDurationWith(clickFlushSeconds, Duration.toSeconds),
                 Effect.as(false),
                 // A connection lost inside the transaction makes its rollback fail too, which
@@ -220,7 +220,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
             while (true) {
               const next = yield* Effect.promise(() => lines.next())
               if (next.done === true) break
-              const ok = yield* writeBatch(next.value).pipe(
+              const ok = yield* writeBatch(repo.insert(next.value), next.value.length).pipe(
                 Effect.as(true),
                 Effect.catchAllCause(() => Effect.succeed(false))
               )
@@ -261,7 +261,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
         yield* Effect.addFinalizer(() => flush)
         // The first run, at once, replays what an earlier process left in spill files.
         yield* flush.pipe(
-          // Only a spill file that cannot be written gets here; the next flush tries again.
+          // Only a spill file that cannot be written gets here: those clicks are lost, the loop goes on.
           Effect.catchAllCause((cause) => Effect.logError("clicks could not be written or spilled", cause)),
           Effect.repeat(Schedule.fixed(options.flushInterval)),
           Effect.forkScoped

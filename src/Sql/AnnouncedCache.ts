@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { ChangeFeed } from "./ChangeFeed.ts"
 
 export interface AnnouncedCacheOptions<V> {
@@ -33,8 +33,9 @@ export const announcedCache = <V>(options: AnnouncedCacheOptions<V>) =>
       onReset: forget
     })
     /** The value cached under `key`, else `read`'s (kept for next time). */
-    const through = <E, R>(key: string, now: number, read: Effect.Effect<V, E, R>) =>
+    const through = <E, R>(key: string, read: Effect.Effect<V, E, R>) =>
       Effect.gen(function* () {
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const cached = entries.get(key)
         if (cached !== undefined && cached.cachedAt + options.seconds > now && (options.holds?.(cached.value, now) ?? true)) {
           return cached.value
