@@ -97,7 +97,7 @@ const threadNiceValues = () =>
   })
 
 describe("Passwords (argon2id on threads of the lowest CPU priority)", () => {
-  it.effect("hashes and verifies on niced threads, stopped with their layer; a malformed stored hash verifies as false", () =>
+  it.live("hashes and verifies on niced threads, stopped with their layer; a malformed stored hash verifies as false", () =>
     Effect.gen(function* () {
       const niced = () => threadNiceValues().filter((nice) => nice === 19).length
       const before = niced()
@@ -117,6 +117,8 @@ describe("Passwords (argon2id on threads of the lowest CPU priority)", () => {
         )
         expect(answers).toEqual([true, false, false, false])
       }).pipe(Effect.provide(Passwords.Default({ concurrency: 2, maxWaiting: 4, cores: 2 })))
+      // A terminated worker's OS thread can stay listed for a moment after its exit event.
+      for (let waited = 0; niced() !== before && waited < 2000; waited += 20) yield* Effect.sleep("20 millis")
       expect(niced()).toBe(before)
     })
   )
