@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -31,6 +31,7 @@ import { LoginThrottle } from "./Services/LoginThrottle.ts"
 import { Passwords } from "./Services/Passwords.ts"
 import { RateLimiter } from "./Services/RateLimiter.ts"
 import { Scheduler } from "./Services/Scheduler.ts"
+import { Shutdown } from "./Services/Shutdown.ts"
 import { TokenSecret, TokenStore } from "./Services/TokenStore.ts"
 import { QrRenderer } from "./Services/QrRenderer.ts"
 import { UrlChecker } from "./Services/UrlChecker.ts"
@@ -115,12 +116,12 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
     Layer.provide(ApiMiddlewareLive),
     Layer.provide(apiLayer),
-    HttpServer.withLogAddress,
     Layer.provideMerge(
       Layer.unwrapEffect(
         Effect.gen(function* () {
           const config = yield* AppConfig
           const redirects = yield* RedirectHandler
+          const shutdown = yield* Shutdown
           const log = Runtime.runFork(yield* Effect.runtime<never>())
           const onDeadline = (request: IncomingMessage) =>
             log(
@@ -129,7 +130,7 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
               )
             )
           return NodeHttpServer.layer(
-            () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline),
+            () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline, shutdown),
             listen ?? { port: config.port, host: config.host }
           )
         })

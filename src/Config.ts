@@ -14,20 +14,32 @@ const boolean = (name: string) => Config.boolean(name).pipe(Config.withDefault(f
 
 const optionalSecret = (name: string) => Config.option(Config.redacted(name))
 
-const levels = {
+/** Effect's level names, and the spellings pino, Fastify, syslog and most Node services accept. */
+const levels: Readonly<Record<string, LogLevel.LogLevel>> = {
   all: LogLevel.All,
   trace: LogLevel.Trace,
   debug: LogLevel.Debug,
   info: LogLevel.Info,
   warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
   error: LogLevel.Error,
+  err: LogLevel.Error,
   fatal: LogLevel.Fatal,
-  none: LogLevel.None
-} as const
+  critical: LogLevel.Fatal,
+  crit: LogLevel.Fatal,
+  none: LogLevel.None,
+  silent: LogLevel.None,
+  off: LogLevel.None
+}
 
-const logLevel = Config.literal("all", "trace", "debug", "info", "warning", "error", "fatal", "none")("LOG_LEVEL").pipe(
-  Config.withDefault("info" as const),
-  Config.map((level) => levels[level])
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.withDefault("info"),
+  Config.mapOrFail((raw) => {
+    const level = levels[raw.trim().toLowerCase()]
+    return level === undefined
+      ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of ${Object.keys(levels).join(", ")}; got ${JSON.stringify(raw)}`))
+      : Either.right(level)
+  })
 )
 
 const trustProxy = Config.string("TRUST_PROXY").pipe(
@@ -55,13 +67,21 @@ export const appConfig = Config.all({
   adminPassword: Config.option(Config.redacted("ADMIN_PASSWORD")),
   tokenSecret: optionalSecret("TOKEN_SECRET"),
   dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200"),
-  apiDeadlineSeconds: integerIn("API_DEADLINE_SECONDS", 20, 1, 600, "must be from 1 to 600")
+  apiDeadlineSeconds: integerIn("API_DEADLINE_SECONDS", 20, 1, 600, "must be from 1 to 600"),
+  shutdownDrainSeconds: integerIn("SHUTDOWN_DRAIN_SECONDS", 5, 0, 600, "must be from 0 to 600")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
 
+/**
+ * The process environment, where a variable set to the empty string (`DATABASE_URL=` in an env or
+ * compose file) counts as unset and so takes its default.
+ */
+export const environment = (env: NodeJS.ProcessEnv = process.env) =>
+  ConfigProvider.fromMap(new Map(Object.entries(env).flatMap(([name, value]) => (value === undefined || value === "" ? [] : [[name, value]]))))
+
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
-  static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly layer = Layer.effect(AppConfig, Effect.suspend(() => Effect.withConfigProvider(appConfig, environment())))
   /** A layer from explicit values, for tests and embedders: missing keys take their defaults. */
   static readonly fromMap = (values: Record<string, string>) =>
     Layer.effect(AppConfig, Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(values)))))

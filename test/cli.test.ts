@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { coreLayer, httpLayer } from "../src/App.ts"
+import { Shutdown } from "../src/Services/Shutdown.ts"
 import { parseInvocation } from "../src/Cli/Arguments.ts"
 import { Command } from "../src/Cli/Command.ts"
 import { AppConfig } from "../src/Config.ts"
@@ -252,6 +253,7 @@ describe("admin CLI (CONTRACT §12)", { timeout: 120_000 }, () => {
       expect(newToken).not.toBe(oldToken)
 
       const server = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
+        Layer.provideMerge(Shutdown.layer),
         Layer.provideMerge(coreLayer(database())),
         Layer.provide(AppConfig.fromMap({ DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "100000" })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

@@ -26,7 +26,8 @@ export const startService = async (
 ): Promise<ServiceProcess> => {
   const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), "--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
-    env: { ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
+    // No drain on stop unless the scenario asks for one: the benches measure what follows it.
+    env: { SHUTDOWN_DRAIN_SECONDS: "0", ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   const exited = new Promise<string>((resolve) =>

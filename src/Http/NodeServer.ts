@@ -1,5 +1,6 @@
 import { IncomingMessage, Server, ServerResponse } from "node:http"
 import { ApiError } from "../Domain/ApiError.ts"
+import { ShutdownState } from "../Services/Shutdown.ts"
 
 export interface NodeServerOptions {
   /** Time a client has to send the complete request headers. */
@@ -46,16 +47,19 @@ export type PreHandler = (
 ) => boolean
 
 /**
- * A listener whose `close()` drains: it stops accepting connections, closes idle ones, lets in-flight
- * requests finish (answered with `Connection: close`) for at most `drainTimeout`, then cuts what is
- * left. Requests that arrive on an open connection meanwhile get a 503 and the connection is closed.
+ * A listener that stops in two steps. While the process drains (`ShutdownState`) it still accepts and
+ * answers, but every answer carries `Connection: close` and idle keep-alive connections are closed,
+ * so that clients and proxies move to another instance without a refused or reset request. Then
+ * `close()` stops accepting, closes idle connections, lets in-flight requests finish (with
+ * `Connection: close`) for at most `drainTimeout`, and cuts what is left; a request that arrives on
+ * an open connection meanwhile gets a 503 and the connection is closed.
  */
 class DrainingServer extends Server {
   private readonly inFlight = new Set<ServerResponse>()
   /** API requests not answered yet, with the time each was handed on, oldest first. */
   private readonly awaitingApi = new Map<ServerResponse, number>()
   private readonly sweeper: NodeJS.Timeout
-  private draining = false
+  private closing = false
   private readonly toApi = (req: IncomingMessage, res: ServerResponse) => {
     this.awaitingApi.set(res, Date.now())
     super.emit("request", req, res)
@@ -64,7 +68,8 @@ class DrainingServer extends Server {
   constructor(
     private readonly options: NodeServerOptions,
     private readonly preHandler: PreHandler | undefined,
-    private readonly onDeadline: (request: IncomingMessage) => void
+    private readonly onDeadline: (request: IncomingMessage) => void,
+    private readonly shutdown: ShutdownState
   ) {
     super({
       connectionsCheckingInterval: options.connectionsCheckingInterval,
@@ -77,6 +82,7 @@ class DrainingServer extends Server {
     this.requestTimeout = options.requestTimeout
     this.keepAliveTimeout = options.keepAliveTimeout
     this.sweeper = setInterval(() => this.answerOverdue(), Math.min(1000, options.apiDeadline / 4)).unref()
+    shutdown.whenDraining(() => this.closeIdleConnections())
   }
 
   /**
@@ -99,16 +105,19 @@ class DrainingServer extends Server {
     const [request, response] = args
     if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
     // Effect removes its request listener before it closes the server: nobody would answer.
-    if (this.draining || this.listenerCount("request") === 0) {
+    if (this.closing || this.listenerCount("request") === 0) {
       answerUnavailable(response, { connection: "close" })
       return true
     }
+    const shutdown = this.shutdown
+    if (shutdown.draining) response.setHeader("connection", "close")
     this.inFlight.add(response)
     response.once("close", () => {
+      shutdown.answered++
       this.inFlight.delete(response)
       this.awaitingApi.delete(response)
       // A response that had sent its headers before the drain left its connection keep-alive.
-      if (this.draining) setImmediate(() => this.closeIdleConnections())
+      if (shutdown.draining) setImmediate(() => this.closeIdleConnections())
     })
     if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
     if (this.preHandler === undefined || !this.preHandler(request, response, this.toApi)) this.toApi(request, response)
@@ -116,8 +125,8 @@ class DrainingServer extends Server {
   }
 
   override close(callback?: (error?: Error) => void): this {
-    if (this.draining) return super.close(callback)
-    this.draining = true
+    if (this.closing) return super.close(callback)
+    this.closing = true
     clearInterval(this.sweeper)
     for (const response of this.inFlight) {
       if (!response.headersSent) response.setHeader("connection", "close")
@@ -137,5 +146,6 @@ class DrainingServer extends Server {
 export const makeNodeServer = (
   overrides: Partial<NodeServerOptions> = {},
   preHandler?: PreHandler,
-  onDeadline: (request: IncomingMessage) => void = () => undefined
-): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline)
+  onDeadline: (request: IncomingMessage) => void = () => undefined,
+  shutdown: ShutdownState = new ShutdownState()
+): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline, shutdown)

@@ -4,14 +4,18 @@ import { Effect } from "effect"
 import { Api } from "../Api/Api.ts"
 import { ApiError } from "../Domain/ApiError.ts"
 import { prometheusText } from "../Services/Metrics.ts"
+import { Shutdown } from "../Services/Shutdown.ts"
 
 export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handlers) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const shutdown = yield* Shutdown
     return handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" }))
       .handle("readyz", () =>
-        sql`SELECT 1`.pipe(
+        shutdown.draining
+          ? Effect.fail(ApiError.of(10902))
+          : sql`SELECT 1`.pipe(
           Effect.timeout("2 seconds"),
           Effect.as({ status: "ready" }),
           Effect.catchAll(() => Effect.fail(ApiError.of(10902)))

@@ -217,6 +217,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
         const replay = Effect.gen(function* () {
           for (const file of yield* Effect.promise(spill.replayable)) {
             const lines = spill.read(file, REPLAY_ROWS)
+            let replayed = 0
             while (true) {
               const next = yield* Effect.promise(() => lines.next())
               if (next.done === true) break
@@ -230,9 +231,11 @@ export class ClickLog extends Context.Tag("ClickLog")<
                 return
               }
               databaseDown = false
+              replayed += next.value.length
               yield* Metric.incrementBy(clicksReplayed, next.value.length)
             }
             yield* Effect.promise(() => spill.remove(file))
+            if (replayed > 0) yield* Effect.logInfo(`replayed ${replayed} spilled clicks from ${file}`)
           }
           databaseDown = false
         })

@@ -6,7 +6,8 @@ import type { ClickRow } from "../Repos/ClickRepo.ts"
 
 const FILE = /^clicks-spill-(\d+)\.ndjson$/
 
-const isRunning = (pid: number) => {
+/** Whether a process with this id exists (one we may not signal counts too). */
+export const isRunning = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
@@ -65,7 +66,16 @@ export const clickSpill = (dir: string) => {
 
   const remove = (file: string) => rm(file, { force: true })
 
-  return { append, replayable, read, remove }
+  /** How many clicks the files this process may replay now hold. */
+  const pending = async () => {
+    let count = 0
+    for (const file of await replayable()) {
+      for await (const chunk of read(file, 10_000)) count += chunk.length
+    }
+    return count
+  }
+
+  return { append, replayable, read, remove, pending }
 }
 
 const parseRow = (line: string): ClickRow | undefined => {

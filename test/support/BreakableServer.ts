@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { openTcpProxy } from "../../bench/support/TcpProxy.ts"
 import { coreLayer, httpLayer } from "../../src/App.ts"
+import { Shutdown } from "../../src/Services/Shutdown.ts"
 import { AppConfig } from "../../src/Config.ts"
 import { serverClient } from "../../src/Sql/Database.ts"
 import { scopedServerDatabase, testServerUrl } from "./TestDatabase.ts"
@@ -92,6 +93,7 @@ export const BreakableServer = (env: Record<string, string> = {}) => {
   ).pipe(Layer.provide(link))
   return baseUrlLayer.pipe(
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Shutdown.layer),
     Layer.provideMerge(coreLayer(database)),
     Layer.provideMerge(
       AppConfig.fromMap({

@@ -20,7 +20,10 @@ export interface ServiceProcess {
   readonly url: string
   readonly stdout: () => string
   readonly stderr: () => string
+  readonly pid: number
   readonly kill: (signal: NodeJS.Signals) => Effect.Effect<void>
+  /** The signal to the process's whole group, as systemd or a terminal's Ctrl-C sends it. */
+  readonly killGroup: (signal: NodeJS.Signals) => Effect.Effect<void>
   readonly exited: Effect.Effect<Exited>
   readonly hasExited: Effect.Effect<boolean>
 }
@@ -40,18 +43,28 @@ export const removeTempDirs = () => {
 }
 
 /**
- * `node --import tsx src/main.ts` in the repository, with only the given variables (plus PATH and
- * HOME) and `PORT` set to a free port unless given; killed with SIGKILL when the scope closes if it
- * is still running.
+ * `node --import tsx src/main.ts` in the repository (or `npm start`, which runs it), in a process
+ * group of its own, with only the given variables (plus PATH and HOME), `PORT` set to a free port
+ * and no drain on stop (SHUTDOWN_DRAIN_SECONDS=0) unless given; its group is killed with SIGKILL
+ * when the scope closes if anything of it still runs.
  */
-export const spawnService = (env: Readonly<Record<string, string>>) =>
+export const spawnService = (env: Readonly<Record<string, string>>, command: "node" | "npm start" = "node") =>
   Effect.acquireRelease(
     Effect.gen(function* () {
       const port = env.PORT === undefined ? yield* Effect.promise(freePort) : Number(env.PORT)
       const exited = yield* Deferred.make<Exited>()
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const [file, args] = command === "node" ? [process.execPath, ["--import", "tsx", "src/main.ts"]] : ["npm", ["start"]]
+      const child = spawn(file, args, {
         cwd: REPO,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), HOST: "127.0.0.1", PORT: String(port), ...env },
+        detached: true,
+        env: {
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? tmpdir(),
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          SHUTDOWN_DRAIN_SECONDS: "0",
+          ...env
+        },
         stdio: ["ignore", "pipe", "pipe"]
       })
       let stdout = ""
@@ -59,12 +72,24 @@ export const spawnService = (env: Readonly<Record<string, string>>) =>
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
       child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
       child.on("exit", (code, signal) => Deferred.unsafeDone(exited, Effect.succeed({ code, signal, at: Date.now() })))
+      const pid = child.pid
+      if (pid === undefined) return yield* Effect.dieMessage(`${command} did not start`)
+      const killGroup = (signal: NodeJS.Signals) =>
+        Effect.sync(() => {
+          try {
+            process.kill(-pid, signal)
+          } catch {
+            // The group is gone already.
+          }
+        })
       const service: ServiceProcess = {
         port,
+        pid,
         url: `http://127.0.0.1:${port}`,
         stdout: () => stdout,
         stderr: () => stderr,
         kill: (signal) => Effect.sync(() => void child.kill(signal)),
+        killGroup,
         exited: Deferred.await(exited),
         hasExited: Deferred.isDone(exited)
       }
@@ -72,8 +97,7 @@ export const spawnService = (env: Readonly<Record<string, string>>) =>
     }),
     (service) =>
       Effect.gen(function* () {
-        if (yield* service.hasExited) return
-        yield* service.kill("SIGKILL")
+        yield* service.killGroup("SIGKILL")
         yield* service.exited
       })
   )

@@ -4,6 +4,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { coreLayer, httpLayer } from "../../src/App.ts"
+import { Shutdown } from "../../src/Services/Shutdown.ts"
 import { AppConfig } from "../../src/Config.ts"
 import { makeTestDatabase } from "./TestDatabase.ts"
 
@@ -23,6 +24,7 @@ const baseUrlLayer = Layer.effect(
 export const TestServer = (env: Record<string, string> = {}) =>
   baseUrlLayer.pipe(
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(Shutdown.layer),
     Layer.provideMerge(coreLayer(makeTestDatabase())),
     Layer.provideMerge(
       AppConfig.fromMap({
