@@ -234,17 +234,56 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
       })
     )
 
-    it.effect("E5 validates and normalises a URL", () =>
+    it.effect("E5 validates and normalises a URL, plain or URL-encoded; a plain URL's own escapes stay", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
-        const ok = yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url: "Example.com/a b".replace(" ", "%20") } })
-        expect(ok.body).toEqual({ objects: [{ url: "http://example.com/a%20b" }] })
-        for (const url of ["javascript:x", "", 7]) {
-          const bad = yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url } })
-          expect(bad.status).toBe(400)
-          expect(codes(bad)).toEqual([10100])
+        const validate = (url: unknown) => call("POST", "/api/v4/links/validate", { token: user.token, body: { url } })
+        const answers: ReadonlyArray<readonly [string, string]> = [
+          ["Example.com/a%20b", "http://example.com/a%20b"],
+          ["https://example.com/a%2Fb?next=%3A", "https://example.com/a%2Fb?next=%3A"],
+          ["https%3A%2F%2FExample.com%2Fa%3Fb%3Dc", "https://example.com/a?b=c"],
+          ["https%3a%2f%2fexample.com%2fa%2Fb", "https://example.com/a/b"],
+          // Decoded once: the escape inside the encoded value stays an escape.
+          ["Example.com%2Fa%2520b", "http://example.com/a%20b"]
+        ]
+        for (const [url, stored] of answers) {
+          const ok = yield* validate(url)
+          expect(ok.status, url).toBe(200)
+          expect(ok.body, url).toEqual({ objects: [{ url: stored }] })
+        }
+        for (const url of [
+          "javascript:x",
+          "",
+          7,
+          "javascript%3Aalert(1)",
+          "ftp%3A%2F%2Fexample.com%2F",
+          "https%3A%2F%2F",
+          "https%3A%2F%2Fexample.com%2Fa%20b",
+          "https%253A%252F%252Fexample.com",
+          "https%3A%2F%2Fexample.com%2F%E0%A4%A"
+        ]) {
+          const bad = yield* validate(url)
+          expect(bad.status, String(url)).toBe(400)
+          expect(codes(bad), String(url)).toEqual([10100])
         }
         expect(codes(yield* call("POST", "/api/v4/links/validate", { token: user.token, body: {} }))).toEqual([10100])
+      })
+    )
+
+    it.effect("E5 answers the form E4 stores; E4 takes its url as given, never decoded", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domainId = yield* domainOf(user)
+        const validated = yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url: "HTTPS%3A%2F%2FExample.com%3A443%2Fx%3Fy%3D1" } })
+        const url = stringAt(validated.body, "objects", 0, "url")
+        expect(url).toBe("https://example.com/x?y=1")
+        const created = yield* create(user, domainId, { url: "HTTPS://Example.com:443/x?y=1", override_404_check: 1 })
+        expect(stringAt(created.body, "objects", 0, "url")).toBe(url)
+        const literal = yield* create(user, domainId, { url: "https://example.com/a%3Ab%2Fc", override_404_check: 1 })
+        expect(stringAt(literal.body, "objects", 0, "url")).toBe("https://example.com/a%3Ab%2Fc")
+        const encoded = yield* create(user, domainId, { url: "https%3A%2F%2Fexample.com%2Fa", override_404_check: 1 })
+        expect(encoded.status).toBe(400)
+        expect(codes(encoded)).toEqual([10100])
       })
     )
 

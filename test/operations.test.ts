@@ -4,6 +4,7 @@ import type { Server } from "node:http"
 import { makeNodeServer } from "../src/Http/NodeServer.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { at, call, codes, newUser } from "./support/Http.ts"
+import { linkTotalsShapes } from "./support/OpenApiShapes.ts"
 import { openRaw, parseResponse } from "./support/OpsSockets.ts"
 import { type Exposition, parseExposition, samplesOf, valueOf } from "./support/Prometheus.ts"
 import { BaseUrl, TestServer } from "./support/TestServer.ts"
@@ -156,6 +157,7 @@ describe("operational endpoints (CONTRACT §12)", () => {
           }
         }
         expect(danglingRefs(document)).toEqual([])
+        expect(linkTotalsShapes(document, "/api/v4")).toEqual([["scan_count", "total", "unique"], ["count"]])
         expect(at(document, "components", "securitySchemes", "bearer")).toEqual({ type: "http", scheme: "bearer" })
         expect(at(paths, "/api/v4/domains", "get", "security")).toEqual([{ bearer: [] }])
         expect(at(paths, "/api/v4/access_token", "post", "security")).toEqual([])

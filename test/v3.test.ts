@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { writeClicks } from "./support/Clicks.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { at, call, codes, newUser, numberAt } from "./support/Http.ts"
+import { linkTotalsShapes } from "./support/OpenApiShapes.ts"
 
 import { TestServer } from "./support/TestServer.ts"
 
@@ -152,7 +153,24 @@ describe("version 3 (CONTRACT §11)", () => {
         expect(at(daily.body, "meta")).toMatchObject({ per_page: 20, total: 365, last_page: 19 })
         expect(at(daily.body, "links", "next")).toMatch(new RegExp(`/api/v3/${domainId}/clicks/daily\\?from_unix=\\d+&page=2$`))
         const totals = yield* call("GET", `/api/v3/${domainId}/links/${ids[0]}/clicks`, { token: user.token })
-        expect(totals.body).toEqual({ objects: [{ total: 1, unique: 1, scan_count: 0 }] })
+        expect(totals.body).toEqual({ total: 1, unique: 1, scan_count: 0 })
+        const windowed = yield* call("GET", `/api/v3/${domainId}/links/${ids[0]}/clicks?from_unix=${Date.UTC(2025, 0, 1) / 1000}`, {
+          token: user.token
+        })
+        expect(windowed.body).toEqual({ count: 1 })
+        expect(codes(yield* call("GET", `/api/v3/${domainId}/links/${ids[0]}/clicks?to_unix=1`, { token: user.token }))).toEqual([10503])
+      })
+    )
+
+    it.effect("E5 takes the url plain or URL-encoded and answers its stored form, as in version 4", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const validate = (url: string) => call("POST", "/api/v3/links/validate", { token: user.token, body: { url } })
+        expect((yield* validate("https%3A%2F%2FExample.com%2Fa%3Fb%3Dc")).body).toEqual({ objects: [{ url: "https://example.com/a?b=c" }] })
+        expect((yield* validate("Example.com/a")).body).toEqual({ objects: [{ url: "http://example.com/a" }] })
+        expect((yield* validate("https://example.com/a%2Fb")).body).toEqual({ objects: [{ url: "https://example.com/a%2Fb" }] })
+        const bad = yield* validate("ftp%3A%2F%2Fexample.com%2F")
+        expect([bad.status, codes(bad)]).toEqual([400, [10100]])
       })
     )
 
@@ -185,6 +203,7 @@ describe("version 3 (CONTRACT §11)", () => {
         expect(createSchema).toHaveProperty("url")
         expect(createSchema).not.toHaveProperty("rand_alias_length")
         expect(at(doc.body, "components", "schemas", "LinkList", "properties", "objects")).toEqual({ $ref: "#/components/schemas/Link" })
+        expect(linkTotalsShapes(doc.body, "/api/v3")).toEqual([["scan_count", "total", "unique"], ["count"]])
       })
     )
   })

@@ -107,7 +107,7 @@ export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(
     HttpApiEndpoint.get("link_totals")`/${domainId}/links/${linkId}/clicks`
       .setUrlParams(WindowParams)
-      .addSuccess(Schema.Struct({ objects: Schema.Array(LinkTotals) }))
+      .addSuccess(LinkTotals)
       .annotate(OpenApi.Description, "E23: the link's lifetime total, unique and scan_count, or the count of a window")
   )
   .add(

@@ -55,7 +55,7 @@ export class ValidatedUrl extends Schema.Class<ValidatedUrl>("ValidatedUrl")({
 export class LinksApi extends HttpApiGroup.make("links")
   .add(
     HttpApiEndpoint.post("validate", "/links/validate")
-      .setPayload(Schema.Struct({ url: required(Schema.Unknown, 10100) }))
+      .setPayload(Schema.Struct({ url: required(Schema.Unknown.annotations({ description: "the long URL, URL-encoded or plain" }), 10100) }))
       .addSuccess(ValidatedUrl)
       .annotate(OpenApi.Description, "E5: whether a long URL is acceptable, and its normalised form")
   )

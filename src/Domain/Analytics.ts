@@ -16,10 +16,12 @@ export const DeviceRow = Schema.Struct({ device: Schema.String, count: Schema.In
 export const ReferrerRow = Schema.Struct({ referrer: Schema.String, count: Schema.Int })
 export const HourRow = Schema.Struct({ hour: Schema.Int, count: Schema.Int })
 
-/** E23: lifetime figures without a window, the window's count with one. */
+/** E23, answered at the top level: lifetime figures without a window, the window's count with one. */
 export const LinkTotals = Schema.Union(
-  Schema.Struct({ total: Schema.Int, unique: Schema.Int, scan_count: Schema.Int }),
-  Schema.Struct({ count: Schema.Int })
+  Schema.Struct({ total: Schema.Int, unique: Schema.Int, scan_count: Schema.Int }).annotations({
+    description: "without from_unix/to_unix: the link's lifetime figures"
+  }),
+  Schema.Struct({ count: Schema.Int }).annotations({ description: "with from_unix/to_unix: the clicks in the window" })
 )
 
 /** R1: one click as recorded, without the client address. */

@@ -22,3 +22,22 @@ export const parseHttpUrl = (raw: string, options: { readonly assumeHttp: boolea
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(withScheme)) return undefined
   return url.href.length > MAX_URL_LENGTH ? undefined : url.href
 }
+
+const PERCENT_ESCAPE = /%[0-9a-f]{2}/i
+
+/**
+ * E5's `url`, which the specification calls URL-encoded while clients also send it plain. It is read
+ * as given first, so a plain URL keeps its own escapes (`%2F` in a path); only a value that is no URL
+ * as it stands and holds an escape is decoded, once, and read again.
+ */
+export const parseMaybeEncodedHttpUrl = (raw: string): string | undefined => {
+  const plain = parseHttpUrl(raw, { assumeHttp: true })
+  if (plain !== undefined || !PERCENT_ESCAPE.test(raw)) return plain
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+  return parseHttpUrl(decoded, { assumeHttp: true })
+}

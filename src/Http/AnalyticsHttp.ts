@@ -202,12 +202,12 @@ export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handler
           yield* linkAccess(path.domain_id, path.link_id)
           if (urlParams.from_unix === undefined && urlParams.to_unix === undefined) {
             const { total, unique, scans } = yield* analytics.lifetime(path.link_id)
-            return { objects: [{ total, unique, scan_count: scans }] }
+            return { total, unique, scan_count: scans }
           }
           const window = yield* windowOf(urlParams)
           const scope: Scope = { _tag: "links", filter: { domainId: path.domain_id, userId: "all", linkId: path.link_id, includeDeleted: false } }
           const days = yield* analytics.byDay(scope, window)
-          return { objects: [{ count: days.reduce((sum, day) => sum + day.count, 0) }] }
+          return { count: days.reduce((sum, day) => sum + day.count, 0) }
         }).pipe(orDieOnInfrastructure)
       )
       .handle("link_hourly", ({ path, urlParams, request }) =>

@@ -5,7 +5,7 @@ import { Api } from "../Api/Api.ts"
 import { CurrentUser } from "../Api/Authentication.ts"
 import { ApiError, type ErrorItem } from "../Domain/ApiError.ts"
 import type { Link } from "../Domain/Link.ts"
-import { parseHttpUrl } from "../Domain/Url.ts"
+import { parseMaybeEncodedHttpUrl } from "../Domain/Url.ts"
 import { UtmTemplateRepo } from "../Repos/UtmTemplateRepo.ts"
 import { LinkRepo, type Viewer } from "../Repos/LinkRepo.ts"
 import { QrRenderer } from "../Services/QrRenderer.ts"
@@ -34,7 +34,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
 
     return handlers
       .handle("validate", ({ payload }) => {
-        const url = typeof payload.url === "string" ? parseHttpUrl(payload.url, { assumeHttp: true }) : undefined
+        const url = typeof payload.url === "string" ? parseMaybeEncodedHttpUrl(payload.url) : undefined
         return url === undefined ? Effect.fail(ApiError.of(10100)) : Effect.succeed({ objects: [{ url }] })
       })
       .handle("byId", ({ path }) =>

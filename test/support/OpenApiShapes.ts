@@ -1,0 +1,24 @@
+import { isPlainObject } from "../../src/Domain/InputValues.ts"
+
+type Json = Readonly<Record<string, unknown>>
+
+const object = (value: unknown): Json => (isPlainObject(value) ? value : {})
+
+/** A schema with a `#/components/schemas/...` reference followed. */
+const resolve = (document: unknown, schema: unknown): Json => {
+  const ref = object(schema).$ref
+  if (typeof ref !== "string" || !ref.startsWith("#/components/schemas/")) return object(schema)
+  return object(object(object(object(document).components).schemas)[ref.slice("#/components/schemas/".length)])
+}
+
+/**
+ * The property names (sorted) of each alternative of E23's success body in an OpenAPI document:
+ * what a typed client generated from the document reads at the top level.
+ */
+export const linkTotalsShapes = (document: unknown, prefix: "/api/v4" | "/api/v3"): ReadonlyArray<ReadonlyArray<string>> => {
+  const path = object(object(document).paths)[`${prefix}/{domain_id}/links/{link_id}/clicks`]
+  const ok = object(object(object(object(path).get).responses)["200"])
+  const body = resolve(document, object(object(ok.content)["application/json"]).schema)
+  const alternatives = Array.isArray(body.anyOf) ? body.anyOf : [body]
+  return alternatives.map((alternative) => Object.keys(object(resolve(document, alternative).properties)).sort())
+}
