@@ -1,5 +1,5 @@
 import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, LogLevel, Option } from "effect"
-import { ProxyList } from "./Http/ClientIp.ts"
+import { ProxyList } from "./Platform/ClientIp.ts"
 
 /** An integer variable within bounds; a value outside them is refused naming the variable. */
 const integerIn = (name: string, fallback: number, min: number, max: number, rule: string) =>

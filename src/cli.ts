@@ -6,8 +6,8 @@ import type { Command, UsageError } from "./Cli/Command.ts"
 import type { Outcome } from "./Cli/Outcome.ts"
 import { USAGE } from "./Cli/Usage.ts"
 import { AppConfig } from "./Config.ts"
-import type { ApiError } from "./Domain/ApiError.ts"
-import type { AdminError } from "./Services/Accounts.ts"
+import type { ApiError } from "./Platform/ApiError.ts"
+import type { AdminError } from "./Accounts/Accounts.ts"
 
 type Failure =
   | UsageError

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { anyAddress, isPublicAddress, publicAddressesOnly } from "../src/Services/AddressPolicy.ts"
+import { anyAddress, isPublicAddress, publicAddressesOnly } from "../src/Links/AddressPolicy.ts"
 
 /** [address, why it is refused]: every range at both ends, and the same address in other spellings. */
 const refused: ReadonlyArray<readonly [string, string]> = [

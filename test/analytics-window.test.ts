@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { planWindow } from "../src/Domain/AnalyticsWindow.ts"
+import { planWindow } from "../src/Analytics/AnalyticsWindow.ts"
 
 const DAY = 86_400
 const HOUR = 3600

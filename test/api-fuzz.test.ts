@@ -11,7 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc, Runtime } from "effect"
-import { LoginThrottle } from "../src/Services/LoginThrottle.ts"
+import { LoginThrottle } from "../src/Auth/LoginThrottle.ts"
 import { at, call, PASSWORD } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 import { type Endpoint, ENDPOINTS, isLogin, routeOf, ROUTES, VERSIONS } from "./support/ApiContract.ts"

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { performance } from "node:perf_hooks"
-import { classifyUserAgent, MAX_USER_AGENT, referrerHost, truncateUserAgent } from "../src/Domain/ClickSource.ts"
-import { GeoIp, type GeoLocation } from "../src/Services/GeoIp.ts"
+import { classifyUserAgent, MAX_USER_AGENT, referrerHost, truncateUserAgent } from "../src/Clicks/ClickSource.ts"
+import { GeoIp, type GeoLocation } from "../src/Clicks/GeoIp.ts"
 
 const lookupWith = (layer: Layer.Layer<GeoIp>) => Effect.map(GeoIp, (geo) => geo.lookup).pipe(Effect.provide(layer))
 const liveLookup = lookupWith(GeoIp.Live)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigError, Effect, Either, Exit, Layer } from "effect"
 import { AppConfig } from "../src/Config.ts"
-import { normaliseIp, ProxyList } from "../src/Http/ClientIp.ts"
+import { normaliseIp, ProxyList } from "../src/Platform/ClientIp.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const proxies = (raw: string): ProxyList =>

@@ -10,7 +10,7 @@ const search = (user: TestUser, domainId: number, query = "") =>
 const create = (user: TestUser, domainId: number) =>
   call("POST", `/api/v4/${domainId}/links`, { token: user.token, body: { url: "https://example.com/", override_404_check: 1 } })
 
-// The caller's view of a domain is cached per instance (src/Http/DomainAccess.ts). Each test first
+// The caller's view of a domain is cached per instance (src/Domains/DomainAccess.ts). Each test first
 // makes a request that caches it, then changes the database behind the API's back: only the
 // change announcements (sql/0004, sql/0006, sql/0007) can make the next request see it.
 describe("the cached view of a domain follows the database at once", () => {

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { ErrorCatalogue } from "../src/Domain/ErrorCatalogue.ts"
+import { ErrorCatalogue } from "../src/Platform/ErrorCatalogue.ts"
 import { at, call, codes, newUser, numberAt, type Reply } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { ErrorItem } from "../src/Domain/ApiError.ts"
+import { ErrorItem } from "../src/Platform/ApiError.ts"
 import {
   ALIAS_ALPHABET,
   appendUtmValues,
@@ -21,7 +21,7 @@ import {
   MAX_TIMESTAMP,
   RESERVED_ALIASES,
   type UtmTemplateFields
-} from "../src/Domain/LinkRules.ts"
+} from "../src/Links/LinkRules.ts"
 
 type Outcome = { readonly ok: unknown } | { readonly code: number }
 

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Accounts } from "../src/Services/Accounts.ts"
+import { Accounts } from "../src/Accounts/Accounts.ts"
 import { at, call, codes, newUser, numberAt, type Reply, type TestUser } from "./support/Http.ts"
 import { answering, newDomain as domainOf, newLink as linkOf, newUtmTemplate } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"

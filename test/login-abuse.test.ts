@@ -1,8 +1,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
-import { CpuBudget } from "../src/Services/CpuBudget.ts"
-import { Passwords } from "../src/Services/Passwords.ts"
+import { CpuBudget } from "../src/Auth/CpuBudget.ts"
+import { Passwords } from "../src/Auth/Passwords.ts"
 import { call, codes, newUser, PASSWORD, timed } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Server } from "node:http"
-import { makeNodeServer } from "../src/Http/NodeServer.ts"
+import { makeNodeServer } from "../src/Platform/NodeServer.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { at, call, codes, newUser } from "./support/Http.ts"
 import { linkTotalsShapes } from "./support/OpenApiShapes.ts"

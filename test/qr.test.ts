@@ -11,7 +11,7 @@ import {
   QrFormat,
   QrRenderer,
   QrTextTooLong
-} from "../src/Services/QrRenderer.ts"
+} from "../src/Links/QrRenderer.ts"
 
 const LINK = "https://sho.rt/abc123?qr=1"
 const OTHER_LINK = "https://sho.rt/xyz789?qr=1"

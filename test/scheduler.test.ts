@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Scheduler } from "../src/Services/Scheduler.ts"
+import { Scheduler } from "../src/Links/Scheduler.ts"
 import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { TestServer } from "./support/TestServer.ts"

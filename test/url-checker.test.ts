@@ -9,7 +9,7 @@ import {
   UrlChecker,
   type UrlCheckerService,
   type UrlCheckResult
-} from "../src/Services/UrlChecker.ts"
+} from "../src/Links/UrlChecker.ts"
 
 interface Hit {
   readonly method: string

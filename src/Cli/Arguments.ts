@@ -1,9 +1,9 @@
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { parseArgs } from "node:util"
-import { UtmFields, UtmTemplateName } from "../Domain/UtmTemplate.ts"
-import { Plan, Role } from "../Domain/User.ts"
-import { emailProblem } from "../Services/Accounts.ts"
-import { passwordProblem } from "../Services/Passwords.ts"
+import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
+import { Plan, Role } from "../Accounts/User.ts"
+import { emailProblem } from "../Accounts/Accounts.ts"
+import { passwordProblem } from "../Auth/Passwords.ts"
 import { Command, UsageError } from "./Command.ts"
 
 type Kind = "value" | "flag"

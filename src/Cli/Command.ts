@@ -1,6 +1,6 @@
 import { Data } from "effect"
-import type { UtmField } from "../Domain/UtmTemplate.ts"
-import type { Plan, Role } from "../Domain/User.ts"
+import type { UtmField } from "../Tags/UtmTemplate.ts"
+import type { Plan, Role } from "../Accounts/User.ts"
 
 /** A command of the admin CLI with its arguments checked (CONTRACT §12). */
 export type Command = Data.TaggedEnum<{

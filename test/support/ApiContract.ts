@@ -1,8 +1,8 @@
 import { HttpApi } from "@effect/platform"
 import { Option, SchemaAST } from "effect"
-import { Api } from "../../src/Api/Api.ts"
-import { Authentication } from "../../src/Api/Authentication.ts"
-import { routeLabeller } from "../../src/Http/RouteLabels.ts"
+import { Api } from "../../src/Api.ts"
+import { Authentication } from "../../src/Auth/Authentication.ts"
+import { routeLabeller } from "../../src/Platform/RouteLabels.ts"
 
 /** The API contract by reflection, for fuzzing: every endpoint with its parameters, body shape and documented statuses. */
 

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { createHash, randomUUID } from "node:crypto"
-import { ClickRepo, type ClickRow } from "../../src/Repos/ClickRepo.ts"
+import { ClickRepo, type ClickRow } from "../../src/Clicks/ClickRepo.ts"
 
 /** A click to write as the click writer would, at a chosen time (Unix seconds). */
 export interface TestClick {

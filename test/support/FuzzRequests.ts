@@ -1,7 +1,7 @@
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
-import { ErrorCatalogue, isErrorCode } from "../../src/Domain/ErrorCatalogue.ts"
+import { ErrorCatalogue, isErrorCode } from "../../src/Platform/ErrorCatalogue.ts"
 import { at } from "./Http.ts"
 import { BaseUrl } from "./TestServer.ts"
 import { type Endpoint, isLogin } from "./ApiContract.ts"

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { Accounts } from "../../src/Services/Accounts.ts"
-import type { Plan, Role } from "../../src/Domain/User.ts"
+import { Accounts } from "../../src/Accounts/Accounts.ts"
+import type { Plan, Role } from "../../src/Accounts/User.ts"
 import { BaseUrl } from "./TestServer.ts"
 
 export interface Reply {

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../../src/Domain/InputValues.ts"
+import { isPlainObject } from "../../src/Links/InputValues.ts"
 
 type Json = Readonly<Record<string, unknown>>
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ClickLog } from "../../src/Services/ClickLog.ts"
+import { ClickLog } from "../../src/Clicks/ClickLog.ts"
 import { uniqueDomainName } from "./Fixtures.ts"
 import { call, numberAt, type TestUser } from "./Http.ts"
 import { rawRequest } from "./RawClient.ts"

@@ -4,7 +4,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { coreLayer, httpLayer } from "../../src/App.ts"
-import { Shutdown } from "../../src/Services/Shutdown.ts"
+import { Shutdown } from "../../src/Platform/Shutdown.ts"
 import { AppConfig } from "../../src/Config.ts"
 import { makeTestDatabase } from "./TestDatabase.ts"
 

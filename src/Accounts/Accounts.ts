@@ -1,0 +1,119 @@
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Option } from "effect"
+import type { Plan, Role } from "./User.ts"
+import { AccountRepo } from "./AccountRepo.ts"
+import { DomainRepo } from "../Domains/DomainRepo.ts"
+import { UserRepo } from "./UserRepo.ts"
+import { passwordProblem, Passwords } from "../Auth/Passwords.ts"
+import { newRefreshToken } from "../Auth/TokenStore.ts"
+
+/** A refused administrative operation, with the reason an operator reads. */
+export class AdminError extends Data.TaggedError("AdminError")<{ readonly message: string }> {}
+
+const EMAIL = /^[^\s@]{1,64}@(?!-)[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*$/
+
+export const emailProblem = (email: string) =>
+  email.length > 254 || !EMAIL.test(email) ? `"${email}" is not a valid e-mail address` : undefined
+
+export interface NewUser {
+  readonly accountId: number
+  readonly email: string
+  readonly password: string
+  readonly nickname?: string | undefined
+  readonly role: Role
+}
+
+/** The administrative operations of the CLI (CONTRACT §12) and of the first start. */
+export class Accounts extends Effect.Service<Accounts>()("Accounts", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* AccountRepo
+    const users = yield* UserRepo
+    const domains = yield* DomainRepo
+    const passwords = yield* Passwords
+
+    const createAccount = (input: { name: string; plan: Plan; linkQuota: number | null }) =>
+      Effect.gen(function* () {
+        const name = input.name.trim()
+        if (name === "" || name.length > 200) return yield* new AdminError({ message: "the account name must have 1 to 200 characters" })
+        if (input.linkQuota !== null && (!Number.isInteger(input.linkQuota) || input.linkQuota < 0)) {
+          return yield* new AdminError({ message: "the link quota must be a whole number, 0 or more" })
+        }
+        return yield* accounts.create({ name, plan: input.plan, link_quota: input.linkQuota })
+      })
+
+    const createUser = (input: NewUser) =>
+      Effect.gen(function* () {
+        const email = input.email.trim()
+        const problem = emailProblem(email) ?? passwordProblem(input.password, email)
+        if (problem !== undefined) return yield* new AdminError({ message: problem })
+        if (Option.isNone(yield* accounts.findById(input.accountId))) {
+          return yield* new AdminError({ message: `there is no account ${input.accountId}` })
+        }
+        if (Option.isSome(yield* users.findByEmail(email))) {
+          return yield* new AdminError({ message: `a user with the e-mail ${email} already exists` })
+        }
+        const nickname = (input.nickname ?? email.split("@")[0]!).trim().slice(0, 100)
+        const passwordHash = yield* passwords.hash(input.password)
+        const refresh = newRefreshToken()
+        const created = yield* users
+          .create({
+            account_id: input.accountId,
+            email,
+            nickname,
+            role: input.role,
+            password_hash: passwordHash,
+            refresh_token_hash: refresh.hash
+          })
+          .pipe(
+            Effect.mapError((error) =>
+              error._tag === "SqlError" && /users_email/.test(String(error.cause))
+                ? new AdminError({ message: `a user with the e-mail ${email} already exists` })
+                : error
+            )
+          )
+        return { user_id: created.id, email, nickname, role: input.role, refresh_token: refresh.value }
+      })
+
+    const rotateRefreshToken = (email: string) =>
+      Effect.gen(function* () {
+        const refresh = newRefreshToken()
+        const updated = yield* users.setRefreshToken({ email: email.trim(), hash: refresh.hash })
+        if (Option.isNone(updated)) return yield* new AdminError({ message: `there is no user with the e-mail ${email}` })
+        return { refresh_token: refresh.value }
+      })
+
+    const makeDomainAdmin = (userId: number, domainId: number) =>
+      Effect.gen(function* () {
+        if (!(yield* domains.addAdmin(userId, domainId))) {
+          return yield* new AdminError({
+            message: `user ${userId} or domain ${domainId} does not exist, or they belong to different accounts`
+          })
+        }
+        return { user_id: userId, domain_id: domainId }
+      })
+
+    const setSsl = (domainId: number, hasSsl: boolean) =>
+      Effect.gen(function* () {
+        if (!(yield* domains.setSsl(domainId, hasSsl))) return yield* new AdminError({ message: `there is no domain ${domainId}` })
+        return { domain_id: domainId, has_ssl: hasSsl }
+      })
+
+    /**
+     * On a database with no user: an enterprise account and its admin. Serialised by an advisory lock
+     * so that instances starting together create one.
+     */
+    const bootstrap = (email: string, password: string) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(7243092)`
+          if ((yield* users.count) > 0) return Option.none()
+          const account = yield* createAccount({ name: "Default", plan: "enterprise", linkQuota: null })
+          const user = yield* createUser({ accountId: account.id, email, password, nickname: "admin", role: "account_admin" })
+          return Option.some({ account, user })
+        })
+      )
+
+    return { createAccount, createUser, rotateRefreshToken, makeDomainAdmin, setSsl, bootstrap } as const
+  })
+}) {}

@@ -1,0 +1,79 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Schema } from "effect"
+import { Plan, Role } from "./User.ts"
+
+export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
+  id: Schema.Int,
+  account_id: Schema.Int,
+  email: Schema.String,
+  nickname: Schema.String,
+  role: Role,
+  plan: Plan,
+  link_quota: Schema.NullOr(Schema.Int),
+  password_hash: Schema.String
+}) {}
+
+const Bytes = Schema.Uint8ArrayFromSelf
+
+/** A user row as `UserRecord`, with `more` columns after it. */
+const selectUser = (sql: SqlClient.SqlClient, more: Fragment = sql``) => sql`
+  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash ${more}
+  FROM users u JOIN accounts a ON a.id = u.account_id`
+
+export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const findByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: UserRecord,
+      execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
+    })
+
+    /** The owner of an access token that has not expired at `now` (Unix seconds), and when it expires. */
+    const findByAccessToken = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Bytes, now: Schema.Int }),
+      Result: Schema.Struct({ user: UserRecord, expires: Schema.Int }),
+      execute: ({ hash, now }) =>
+        Effect.map(
+          sql<UserRecord & { expires: number }>`
+            ${selectUser(sql, sql`, floor(extract(epoch FROM t.expires))::int8 AS expires`)}
+            JOIN access_tokens t ON t.user_id = u.id
+            WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`,
+          (rows) => rows.map(({ expires, ...user }) => ({ user, expires }))
+        )
+    })
+
+    const findByRefreshToken = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, hash: Bytes }),
+      Result: UserRecord,
+      execute: ({ email, hash }) =>
+        sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email}) AND u.refresh_token_hash = ${hash}`
+    })
+
+    const create = SqlSchema.single({
+      Request: Schema.Struct({
+        account_id: Schema.Int,
+        email: Schema.String,
+        nickname: Schema.String,
+        role: Role,
+        password_hash: Schema.String,
+        refresh_token_hash: Bytes
+      }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (input) => sql`INSERT INTO users ${sql.insert(input)} RETURNING id`
+    })
+
+    const setRefreshToken = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, hash: Bytes }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ email, hash }) =>
+        sql`UPDATE users SET refresh_token_hash = ${hash}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id`
+    })
+
+    const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
+
+    return { findByEmail, findByAccessToken, findByRefreshToken, create, setRefreshToken, count } as const
+  })
+}) {}

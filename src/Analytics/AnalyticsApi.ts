@@ -1,0 +1,131 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  CityRow,
+  ClickedLink,
+  CountryRow,
+  DayRow,
+  DeviceRow,
+  HourRow,
+  LinkTotals,
+  RawClick,
+  ReferrerRow,
+  RegionRow,
+  Report
+} from "./Analytics.ts"
+import { Authentication } from "../Auth/Authentication.ts"
+import { coded, PathId } from "../Platform/Coded.ts"
+
+const domainId = HttpApiSchema.param("domain_id", PathId(10101))
+const linkId = HttpApiSchema.param("link_id", PathId(10150))
+
+const stamp = (code: 10500 | 10501) =>
+  Schema.optional(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799))))
+
+const text = Schema.optional(coded(10507)(Schema.String.pipe(Schema.maxLength(200))))
+
+const window = { from_unix: stamp(10500), to_unix: stamp(10501) }
+
+const page = {
+  page: Schema.optional(coded(10505)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000))))
+}
+
+/** The parameters every report takes (spec "Analytics conventions"). */
+const shared = {
+  ...window,
+  ...page,
+  user_id: Schema.optional(coded(10506)(Schema.String.pipe(Schema.maxLength(20)))),
+  label_id: text,
+  keyword: text
+}
+
+const country = { country: Schema.optional(coded(10507)(Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)))) }
+const region = { ...country, region: text }
+const city = { ...region, city: text }
+const device = { device: Schema.optional(coded(10507)(Schema.Literal("desktop", "mobile", "tablet", "other"))) }
+const referrer = { referrer: text }
+
+const params = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields).annotations({ parseOptions: { errors: "all" } })
+
+export const SharedParams = params(shared)
+export const CountryParams = params({ ...shared, ...country })
+export const RegionParams = params({ ...shared, ...region })
+export const CityParams = params({ ...shared, ...city })
+export const DeviceParams = params({ ...shared, ...device })
+export const ReferrerParams = params({ ...shared, ...referrer })
+export const DomainReferrerParams = params({
+  ...shared,
+  ...referrer,
+  link_id: Schema.optional(coded(10507)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive())))
+})
+export const WindowParams = params(window)
+export const ClickedParams = params({
+  ...window,
+  ...page,
+  from_user: Schema.optional(coded(10507)(Schema.Literal("me"))),
+  keyword: text,
+  tag: Schema.optional(Schema.String)
+})
+export const PageParams = params(page)
+
+const report = <N extends "daily" | "country" | "region" | "city" | "device" | "referrer", A, I>(name: N, row: Schema.Schema<A, I>) => ({
+  domain: HttpApiEndpoint.get(`domain_${name}` as const, `/:domain_id/clicks/${name}`)
+    .setPath(Schema.Struct({ domain_id: PathId(10101) }))
+    .addSuccess(Report(row)),
+  link: HttpApiEndpoint.get(`link_${name}` as const, `/:domain_id/links/:link_id/clicks/${name}`)
+    .setPath(Schema.Struct({ domain_id: PathId(10101), link_id: PathId(10150) }))
+    .addSuccess(Report(row))
+})
+
+const daily = report("daily", DayRow)
+const byCountry = report("country", CountryRow)
+const byRegion = report("region", RegionRow)
+const byCity = report("city", CityRow)
+const byDevice = report("device", DeviceRow)
+const byReferrer = report("referrer", ReferrerRow)
+
+const describe = "over the window (default: the last 7 days and today), non-bot clicks only"
+
+/** E16-E30 and R1: click analytics, on the Team, Business and Enterprise plans (CONTRACT §9). */
+export class AnalyticsApi extends HttpApiGroup.make("analytics")
+  .add(
+    HttpApiEndpoint.get("clicked")`/${domainId}/links/clicked`
+      .setUrlParams(ClickedParams)
+      .addSuccess(Report(ClickedLink))
+      .annotate(OpenApi.Description, `E16: the domain's links with clicks ${describe}, most clicked first`)
+  )
+  .add(daily.domain.setUrlParams(SharedParams).annotate(OpenApi.Description, `E17: the domain's clicks per UTC day ${describe}`))
+  .add(byCountry.domain.setUrlParams(CountryParams).annotate(OpenApi.Description, `E18: clicks per country ${describe}`))
+  .add(byRegion.domain.setUrlParams(RegionParams).annotate(OpenApi.Description, `E19: clicks per region ${describe}`))
+  .add(byCity.domain.setUrlParams(CityParams).annotate(OpenApi.Description, `E20: clicks per city ${describe}`))
+  .add(byDevice.domain.setUrlParams(DeviceParams).annotate(OpenApi.Description, `E21: clicks per device ${describe}`))
+  .add(
+    byReferrer.domain
+      .setUrlParams(DomainReferrerParams)
+      .annotate(OpenApi.Description, `E22: clicks per referrer host ${describe}; link_id narrows it to one link`)
+  )
+  .add(
+    HttpApiEndpoint.get("link_totals")`/${domainId}/links/${linkId}/clicks`
+      .setUrlParams(WindowParams)
+      .addSuccess(LinkTotals)
+      .annotate(OpenApi.Description, "E23: the link's lifetime total, unique and scan_count, or the count of a window")
+  )
+  .add(
+    HttpApiEndpoint.get("link_hourly")`/${domainId}/links/${linkId}/clicks/hourly`
+      .setUrlParams(params({ ...window, ...page }))
+      .addSuccess(Report(HourRow))
+      .annotate(OpenApi.Description, `E24: the link's clicks per hour of the day (UTC), summed ${describe}`)
+  )
+  .add(daily.link.setUrlParams(SharedParams).annotate(OpenApi.Description, `E25: the link's clicks per UTC day ${describe}`))
+  .add(byCountry.link.setUrlParams(CountryParams).annotate(OpenApi.Description, `E26: the link's clicks per country ${describe}`))
+  .add(byRegion.link.setUrlParams(RegionParams).annotate(OpenApi.Description, `E27: the link's clicks per region ${describe}`))
+  .add(byCity.link.setUrlParams(CityParams).annotate(OpenApi.Description, `E28: the link's clicks per city ${describe}`))
+  .add(byDevice.link.setUrlParams(DeviceParams).annotate(OpenApi.Description, `E29: the link's clicks per device ${describe}`))
+  .add(byReferrer.link.setUrlParams(ReferrerParams).annotate(OpenApi.Description, `E30: the link's clicks per referrer ${describe}`))
+  .add(
+    HttpApiEndpoint.get("raw_clicks")`/${domainId}/links/${linkId}/rawclicks`
+      .setUrlParams(PageParams)
+      .addSuccess(Report(RawClick))
+      .annotate(OpenApi.Description, "R1: the link's clicks as recorded, bots included and flagged, newest first")
+  )
+  .middleware(Authentication) {}

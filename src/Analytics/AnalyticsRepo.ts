@@ -1,0 +1,317 @@
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect } from "effect"
+import { type AnalyticsWindow, type Edge, isoDate, monthsOf, planWindow } from "./AnalyticsWindow.ts"
+import { keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
+
+/** A rollup grouping: the day, geography (country, region, city), device, referrer, hour of day. */
+export type Kind = "d" | "g" | "v" | "r" | "h"
+
+/** The links of a domain whose clicks a report counts; unset filters match every link. */
+export interface LinkFilter {
+  readonly domainId: number
+  /** One owner's links, or every owner's. */
+  readonly userId: number | "all"
+  readonly linkId?: number | undefined
+  readonly tagId?: number | undefined
+  /** A tag name, ignoring case (E16's `tag`). */
+  readonly tagName?: string | undefined
+  readonly keyword?: string | undefined
+  readonly includeDeleted: boolean
+}
+
+/**
+ * Whose clicks a report counts. `owners`: a domain's links of one owner or all, deleted ones
+ * included, read from the per-owner rollups. `links`: the links matching a filter, read from the
+ * per-link rollups.
+ */
+export type Scope =
+  | { readonly _tag: "owners"; readonly domainId: number; readonly userId: number | "all" }
+  | { readonly _tag: "links"; readonly filter: LinkFilter }
+
+/** Filters on the grouped values (E18-E22, E26-E30); unset ones match everything. */
+export interface ValueFilters {
+  readonly country?: string | undefined
+  readonly region?: string | undefined
+  readonly city?: string | undefined
+  readonly device?: string | undefined
+  readonly referrer?: string | undefined
+}
+
+export interface Page {
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface GroupRow {
+  readonly a: string | null
+  readonly b: string | null
+  readonly c: string | null
+  readonly count: number
+}
+
+const rawValues: Record<Kind, string> = {
+  d: "'' AS a, '' AS b, '' AS c",
+  g: "coalesce(c.country, '') AS a, coalesce(c.region, '') AS b, coalesce(c.city, '') AS c",
+  v: "c.device AS a, '' AS b, '' AS c",
+  r: "c.referrer AS a, '' AS b, '' AS c",
+  h: "to_char(c.at AT TIME ZONE 'UTC', 'HH24') AS a, '' AS b, '' AS c"
+}
+
+/** The read side of click analytics (spec E16-E30, R1), over the rollups of `sql/0005_analytics.sql`. */
+export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const linkConditions = (filter: LinkFilter) =>
+      sql.and([
+        sql`l.domain_id = ${filter.domainId}`,
+        ...(filter.includeDeleted ? [] : [sql`l.status <> 'deleted'`]),
+        ...(filter.userId === "all" ? [] : [sql`l.user_id = ${filter.userId}`]),
+        ...(filter.linkId === undefined ? [] : [sql`l.id = ${filter.linkId}`]),
+        ...(filter.tagId === undefined
+          ? []
+          : [sql`EXISTS (SELECT 1 FROM link_tags lt WHERE lt.link_id = l.id AND lt.tag_id = ${filter.tagId})`]),
+        ...(filter.tagName === undefined ? [] : [taggedWith(sql, filter.tagName)]),
+        ...(filter.keyword === undefined || filter.keyword === "" ? [] : [keywordMatch(sql, filter.keyword)])
+      ])
+
+    /** `r.<column>` in the UTC dates `[from, to)` (Unix seconds at midnight). */
+    const dateRange = (column: "day" | "month", from: number, to: number) =>
+      sql`(${sql.unsafe(`r.${column}`)} >= ${isoDate(from)}::date AND ${sql.unsafe(`r.${column}`)} < ${isoDate(to)}::date)`
+
+    /**
+     * One select per edge of the plan over the non-bot clicks `c` in its range, each given the
+     * edge's sign as `sign` (an int4 expression) to count with.
+     */
+    const edgeRows = (edges: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
+      edges.map(
+        (edge) => sql`${select(sql`${edge.sign}::int4`)}
+          AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})`
+      )
+
+    const unionAll = sql.join(" UNION ALL ", false)
+
+    /**
+     * Rows `(link_id, day, a, b, c, clicks, scans)` of one grouping over the window: whole days
+     * from the rollups, the partial days at the edges from the non-bot clicks themselves.
+     */
+    const source = (scope: Scope, kind: Kind, window: AnalyticsWindow) => {
+      const plan = planWindow(window)
+      const days = dateRange("day", plan.firstDay, plan.endDay)
+      const values = sql.unsafe(rawValues[kind])
+      const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
+      if (scope._tag === "owners") {
+        const owner = scope.userId === "all" ? sql`` : sql`AND r.user_id = ${scope.userId}`
+        // Day rows are grouped by day; the other groupings read whole months from the monthly rollups.
+        const split = kind === "d" ? undefined : monthsOf(plan)
+        const dayRanges =
+          split === undefined
+            ? days
+            : split.days.length === 0
+              ? sql`false`
+              : sql.or(split.days.map((range) => dateRange("day", range.from, range.to)))
+        const monthly =
+          split === undefined || split.firstMonth === split.endMonth
+            ? sql``
+            : sql`
+              UNION ALL
+              SELECT NULL::int8, r.month, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user_month r
+              WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind}
+                AND ${dateRange("month", split.firstMonth, split.endMonth)} ${owner}`
+        const rolled = sql`
+          SELECT NULL::int8 AS link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user r
+          WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind} AND (${dayRanges}) ${owner}
+          ${monthly}`
+        const rawOwner = scope.userId === "all" ? sql`` : sql`AND l.user_id = ${scope.userId}`
+        return unionAll([
+          rolled,
+          ...edgeRows(
+            plan.edges,
+            (sign) => sql`SELECT NULL::int8, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+              JOIN links l ON l.id = c.link_id WHERE c.domain_id = ${scope.domainId} ${rawOwner}`
+          )
+        ])
+      }
+      const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(scope.filter)}`
+      const rolled = sql`
+        SELECT r.link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
+        WHERE r.link_id IN (${chosen}) AND r.kind = ${kind} AND ${days}`
+      return unionAll([
+        rolled,
+        ...edgeRows(
+          plan.edges,
+          (sign) => sql`SELECT c.link_id, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+            WHERE c.link_id IN (${chosen})`
+        )
+      ])
+    }
+
+    /** Clicks and QR scans per UTC day (midnight in Unix seconds) with any click. */
+    const byDay = (scope: Scope, window: AnalyticsWindow) =>
+      sql<{ day: number; count: number; scans: number }>`
+        SELECT floor(extract(epoch FROM s.day::timestamp))::int8 AS day, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
+        FROM (${source(scope, "d", window)}) s GROUP BY s.day`
+
+    /** Clicks per hour of the day (0-23, UTC) with any click. */
+    const byHour = (scope: Scope, window: AnalyticsWindow) =>
+      sql<{ hour: string; count: number }>`
+        SELECT s.a AS hour, sum(s.clicks)::int8 AS count FROM (${source(scope, "h", window)}) s GROUP BY s.a`
+
+    const valueConditions = (filters: ValueFilters): Array<Fragment> => [
+      ...(filters.country === undefined ? [] : [sql`upper(s.a) = upper(${filters.country})`]),
+      ...(filters.region === undefined ? [] : [sql`lower(s.b) = lower(${filters.region})`]),
+      ...(filters.city === undefined ? [] : [sql`lower(s.c) = lower(${filters.city})`]),
+      ...(filters.device === undefined ? [] : [sql`s.a = ${filters.device}`]),
+      ...(filters.referrer === undefined ? [] : [sql`lower(s.a) = lower(${filters.referrer})`])
+    ]
+
+    /**
+     * One page of groups by the first `width` values (country; country and region; ...), most clicks
+     * first, then the values ascending with unknown ones last; and the number of groups.
+     */
+    const grouped = (scope: Scope, kind: Kind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters, page: Page) =>
+      Effect.gen(function* () {
+        const columns = ["a", "b", "c"].slice(0, width)
+        const keys = sql.unsafe(columns.map((column) => `s.${column}`).join(", "))
+        const order = sql.unsafe(columns.map((column) => `s.${column} = '', s.${column} COLLATE "C"`).join(", "))
+        const conditions = valueConditions(filters)
+        const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
+        const rows = yield* sql<{ a: string; b: string | null; c: string | null; count: number; groups: number }>`
+          SELECT ${sql.unsafe(columns.map((column) => `s.${column}`).join(", "))}, sum(s.clicks)::int8 AS count,
+                 count(*) OVER ()::int8 AS groups
+          FROM (${source(scope, kind, window)}) s ${where}
+          GROUP BY ${keys}
+          HAVING sum(s.clicks) > 0
+          ORDER BY count DESC, ${order}
+          LIMIT ${page.limit} OFFSET ${page.offset}`
+        const total = rows[0]?.groups ?? (page.offset === 0 ? 0 : yield* countGroups(scope, kind, width, window, filters))
+        const known = (value: string | null | undefined) => (value === undefined || value === null || value === "" ? null : value)
+        return {
+          total,
+          rows: rows.map((row): GroupRow => ({ a: known(row.a), b: known(row.b), c: known(row.c), count: row.count }))
+        }
+      })
+
+    // Asked only for a page past the last one, where the page itself cannot say how many groups there are.
+    const countGroups = (scope: Scope, kind: Kind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters) => {
+      const keys = sql.unsafe(["a", "b", "c"].slice(0, width).map((column) => `s.${column}`).join(", "))
+      const conditions = valueConditions(filters)
+      const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
+      return Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int8 AS n FROM (
+            SELECT 1 FROM (${source(scope, kind, window)}) s ${where} GROUP BY ${keys} HAVING sum(s.clicks) > 0
+          ) g`,
+        (rows) => rows[0]?.n ?? 0
+      )
+    }
+
+    /**
+     * Rows `(link_id, clicks)` of the chosen links' non-bot clicks in the window: whole months from the
+     * monthly rollups, the other whole days from the daily ones, the partial days from the clicks.
+     */
+    const linkClicks = (filter: LinkFilter, window: AnalyticsWindow) => {
+      const plan = planWindow(window)
+      const split = monthsOf(plan)
+      const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(filter)}`
+      const months =
+        split.firstMonth === split.endMonth
+          ? []
+          : [
+              sql`SELECT r.link_id, r.clicks FROM click_rollups_link_month r WHERE r.link_id IN (${chosen})
+                  AND ${dateRange("month", split.firstMonth, split.endMonth)}`
+            ]
+      const days = split.days.map(
+        (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen}) AND r.kind = 'd'
+                       AND ${dateRange("day", range.from, range.to)}`
+      )
+      const edges = edgeRows(plan.edges, (sign) => sql`SELECT c.link_id, ${sign} FROM clicks c WHERE c.link_id IN (${chosen})`)
+      // monthsOf gives at least one range of days, possibly empty: never an empty union.
+      return unionAll([...months, ...days, ...edges])
+    }
+
+    /** One page of the links with clicks in the window, most clicks first, then by id; and how many there are. */
+    const clickedLinks = (filter: LinkFilter, window: AnalyticsWindow, page: Page) =>
+      Effect.gen(function* () {
+        const rows = yield* sql<{ link_id: number; links: number }>`
+          SELECT s.link_id, count(*) OVER ()::int8 AS links
+          FROM (${linkClicks(filter, window)}) s
+          GROUP BY s.link_id HAVING sum(s.clicks) > 0
+          ORDER BY sum(s.clicks) DESC, s.link_id
+          LIMIT ${page.limit} OFFSET ${page.offset}`
+        const total = rows[0]?.links ?? (page.offset === 0 ? 0 : yield* countClickedLinks(filter, window))
+        return { total, ids: rows.map((row) => row.link_id) }
+      })
+
+    const countClickedLinks = (filter: LinkFilter, window: AnalyticsWindow) =>
+      Effect.map(
+        sql<{ n: number }>`
+          SELECT count(*)::int8 AS n FROM (
+            SELECT 1 FROM (${linkClicks(filter, window)}) s GROUP BY s.link_id HAVING sum(s.clicks) > 0
+          ) g`,
+        (rows) => rows[0]?.n ?? 0
+      )
+
+    /** A link's lifetime non-bot clicks, QR scans and distinct client addresses. */
+    const lifetime = (linkId: number) =>
+      Effect.map(
+        sql<{ total: number; scans: number; unique: number }>`
+          SELECT coalesce(sum(clicks), 0)::int8 AS total, coalesce(sum(scans), 0)::int8 AS scans,
+                 (SELECT count(*) FROM link_visitors WHERE link_id = ${linkId})::int8 AS unique
+          FROM click_rollups WHERE link_id = ${linkId} AND kind = 'd'`,
+        (rows) => rows[0] ?? { total: 0, scans: 0, unique: 0 }
+      )
+
+    /** One page of a link's clicks, bots included, newest first; and how many there are. */
+    const rawClicks = (linkId: number, page: Page) =>
+      Effect.all({
+        total: Effect.map(
+          sql<{ n: number }>`SELECT count(*)::int8 AS n FROM clicks WHERE link_id = ${linkId}`,
+          (rows) => rows[0]?.n ?? 0
+        ),
+        rows: sql<{
+          id: string
+          created: number
+          country: string | null
+          region: string | null
+          city: string | null
+          device: string
+          referrer: string
+          user_agent: string
+          qr: boolean
+          bot: boolean
+        }>`
+          SELECT id::text, floor(extract(epoch FROM at))::int8 AS created, country, region, city, device, referrer,
+                 user_agent, qr, bot
+          FROM clicks WHERE link_id = ${linkId}
+          ORDER BY at DESC, id DESC
+          LIMIT ${page.limit} OFFSET ${page.offset}`
+      })
+
+    /** Whether the user belongs to the account. */
+    const userInAccount = (userId: number, accountId: number) =>
+      Effect.map(
+        sql<{ id: number }>`SELECT id FROM users WHERE id = ${userId} AND account_id = ${accountId}`,
+        (rows) => rows.length > 0
+      )
+
+    /** Whether the tag is one of the domain's that the user sees (shared, or their own). */
+    const tagVisible = (tagId: number, domainId: number, userId: number) =>
+      Effect.map(
+        sql<{ id: number }>`SELECT id FROM tags WHERE id = ${tagId} AND domain_id = ${domainId} AND (shared OR user_id = ${userId})`,
+        (rows) => rows.length > 0
+      )
+
+    return {
+      byDay,
+      byHour,
+      grouped,
+      clickedLinks,
+      lifetime,
+      rawClicks,
+      userInAccount,
+      tagVisible
+    } as const
+  })
+}) {}

@@ -1,0 +1,66 @@
+import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { Authentication } from "./Authentication.ts"
+import { ApiError } from "../Platform/ApiError.ts"
+import type { Caller } from "../Accounts/User.ts"
+import { UserRepo } from "../Accounts/UserRepo.ts"
+import { accessTokenHash } from "./TokenStore.ts"
+import { announcedCache } from "../Sql/AnnouncedCache.ts"
+import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
+
+/** Tokens are 43 characters; anything much longer is refused without a query. */
+const MAX_TOKEN_LENGTH = 128
+/** Token owners kept in memory; past this the oldest entry goes. */
+const CACHED_TOKENS = 10_000
+/** How long a cached owner is trusted without a word from the database, as a backstop. */
+const CACHE_SECONDS = 60
+
+interface Cached {
+  readonly caller: Caller
+  readonly expires: number
+}
+
+/**
+ * Bearer tokens, checked against the database once and then from memory until they expire. Any
+ * change to tokens, users or accounts (announced by `sql/0006_auth_announce.sql`, by this instance
+ * before the changing statement returns, by others within milliseconds) empties the cache.
+ */
+export const AuthenticationLive = Layer.scoped(
+  Authentication,
+  Effect.gen(function* () {
+    const users = yield* UserRepo
+    const cache = yield* announcedCache<Cached>({
+      size: CACHED_TOKENS,
+      seconds: CACHE_SECONDS,
+      forgetOn: (payload) => payload === "auth",
+      holds: (cached, now) => cached.expires > now
+    })
+    return {
+      bearer: (bearer) =>
+        Effect.gen(function* () {
+          const token = Redacted.value(bearer)
+          if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return yield* ApiError.of(10000)
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const hash = accessTokenHash(token)
+          const read = Effect.flatMap(users.findByAccessToken({ hash, now }), (found) =>
+            Option.match(found, {
+              onNone: () => ApiError.of(10000),
+              onSome: ({ user, expires }): Effect.Effect<Cached> =>
+                Effect.succeed({
+                  caller: {
+                    userId: user.id,
+                    accountId: user.account_id,
+                    email: user.email,
+                    nickname: user.nickname,
+                    role: user.role,
+                    plan: user.plan,
+                    linkQuota: user.link_quota
+                  },
+                  expires
+                })
+            })
+          )
+          return (yield* cache.through(hash.toString("hex"), read)).caller
+        }).pipe(orDieOnInfrastructure)
+    }
+  })
+)

@@ -1,0 +1,95 @@
+import { Effect, Queue } from "effect"
+import { availableParallelism } from "node:os"
+import { setTimeout as sleep } from "node:timers/promises"
+import { ApiError } from "../Platform/ApiError.ts"
+import { CpuBudget } from "./CpuBudget.ts"
+import { type HashThread, hashThreads } from "./HashThreads.ts"
+
+/** Longer inputs are refused before hashing: argon2 cost grows with input length. */
+export const MAX_PASSWORD_LENGTH = 1024
+export const MIN_PASSWORD_LENGTH = 10
+
+/** Why a password is too weak for an account, or undefined when it is acceptable. */
+export const passwordProblem = (password: string, email: string): string | undefined => {
+  if (password.trim() === "") return "the password is empty"
+  if (password.length < MIN_PASSWORD_LENGTH) return `the password must have at least ${MIN_PASSWORD_LENGTH} characters`
+  if (password.length > MAX_PASSWORD_LENGTH) return `the password must have at most ${MAX_PASSWORD_LENGTH} characters`
+  if (new Set(password).size < 5) return "the password must use at least 5 different characters"
+  if (password.toLowerCase() === email.toLowerCase()) return "the password must not be the e-mail address"
+  return undefined
+}
+
+interface PasswordsOptions {
+  /** Hashes running at once, each on its own thread; argon2id takes 19 MiB and a core for tens of milliseconds. */
+  readonly concurrency: number
+  /** Hashes waiting for a thread; past this a login flood is answered 503 at once. */
+  readonly maxWaiting: number
+  /** Cores hashing may use on average (bursts of a second beyond that), so that a flood leaves redirects alone. */
+  readonly cores: number
+}
+
+/**
+ * argon2id with the library defaults (m=19456 KiB, t=2, p=1), on threads of the lowest CPU priority.
+ * Verification of an unknown e-mail runs against a dummy hash, so the answer and its timing do not
+ * tell which e-mails exist.
+ */
+export class Passwords extends Effect.Service<Passwords>()("Passwords", {
+  scoped: Effect.fnUntraced(function* (options: PasswordsOptions) {
+    const threads = yield* hashThreads(options.concurrency)
+    const idle = yield* Queue.unbounded<HashThread>()
+    yield* Queue.offerAll(idle, threads)
+    let waiting = 0
+
+    const budget = new CpuBudget(options.cores, 1000, Date.now())
+    // Wall-clock pacing on purpose: it shares out real CPU time, whatever clock the caller runs on. A
+    // hash waiting for a core is charged too, so a busy machine slows logins down further.
+    const paced = <A>(work: () => Promise<A>) =>
+      Effect.promise(async () => {
+        const wait = budget.delay(Date.now())
+        if (wait > 0) await sleep(wait)
+        const started = Date.now()
+        try {
+          return await work()
+        } finally {
+          budget.spent(Date.now() - started, Date.now())
+        }
+      })
+
+    const onThread = <A>(work: (thread: HashThread) => Promise<A>) =>
+      Effect.acquireUseRelease(
+        Queue.take(idle),
+        (thread) => paced(() => work(thread)),
+        (thread) => Queue.offer(idle, thread)
+      )
+
+    const limited = <A>(work: (thread: HashThread) => Promise<A>) =>
+      Effect.suspend(() => {
+        if (waiting >= options.maxWaiting) return Effect.fail(ApiError.of(10901))
+        waiting++
+        return onThread(work).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
+      })
+
+    const dummyHash = yield* onThread((thread) => thread.hash("dummy password that never matches anything"))
+
+    return {
+      hash: (password: string) => limited((thread) => thread.hash(password)),
+      /** Whether `password` matches `stored`; with `stored` undefined, the same work against the dummy and false. */
+      verify: (stored: string | undefined, password: string) =>
+        password.length > MAX_PASSWORD_LENGTH
+          ? Effect.succeed(false)
+          : limited((thread) => thread.verify(stored ?? dummyHash, password)).pipe(
+              Effect.map((ok) => ok && stored !== undefined)
+            )
+    }
+  })
+}) {
+  /**
+   * One core is always left to the event loop, which answers redirects, and hashing gets a sixteenth of
+   * the machine on average: a login flood cannot take the cores the redirects need.
+   */
+  static readonly Live = Passwords.Default({
+    concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)),
+    maxWaiting: 64,
+    cores: availableParallelism() / 16
+  })
+}

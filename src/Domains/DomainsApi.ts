@@ -1,0 +1,61 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Domain } from "./Domain.ts"
+import { Meta } from "../Platform/Pagination.ts"
+import { Authentication } from "../Auth/Authentication.ts"
+import { coded, PathId, required } from "../Platform/Coded.ts"
+
+const domainId = HttpApiSchema.param("domain_id", PathId(10101))
+
+export class DomainList extends Schema.Class<DomainList>("DomainList")({
+  objects: Schema.Array(Domain),
+  meta: Meta
+}) {}
+
+const Page = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000), coded(10408))
+
+const NullableText = Schema.NullOr(Schema.String)
+
+export const CreateDomain = Schema.Struct({
+  domain: required(coded(10400)(Schema.String), 10400),
+  default: Schema.optional(coded(10407)(Schema.Boolean)),
+  url_404: Schema.optional(coded(10402)(NullableText)),
+  homepage: Schema.optional(coded(10403)(NullableText))
+}).annotations({ parseOptions: { errors: "all" } })
+
+export const UpdateDomain = Schema.Struct({
+  op: required(coded(10404)(Schema.String), 10404),
+  path: required(coded(10405)(Schema.String), 10405),
+  value: Schema.optional(coded(10406)(NullableText))
+}).annotations({ parseOptions: { errors: "all" } })
+
+export class DomainsApi extends HttpApiGroup.make("domains")
+  .add(
+    HttpApiEndpoint.get("list", "/domains")
+      .setUrlParams(
+        Schema.Struct({
+          page: Schema.optional(Page),
+          domain_name: Schema.optional(Schema.String)
+        })
+      )
+      .addSuccess(DomainList)
+      .annotate(OpenApi.Description, "E3: the caller's active domains, or E8 with domain_name: one domain by name")
+  )
+  .add(
+    HttpApiEndpoint.get("byId")`/domains/${domainId}`
+      .addSuccess(DomainList)
+      .annotate(OpenApi.Description, "E7: one domain by id")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/domains")
+      .setPayload(CreateDomain)
+      .addSuccess(DomainList)
+      .annotate(OpenApi.Description, "E9: create a domain (account admins)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update")`/domains/${domainId}`
+      .setPayload(UpdateDomain)
+      .addSuccess(DomainList)
+      .annotate(OpenApi.Description, "E10: replace a domain's status, homepage or url_404 (account admins)")
+  )
+  .middleware(Authentication) {}

@@ -1,0 +1,194 @@
+import { Either } from "effect"
+import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { codePointLength, isAbsent, isPlainObject } from "./InputValues.ts"
+import {
+  appendUtmValues,
+  checkAlias,
+  checkNotes,
+  checkNotifyOnClick,
+  checkScheduleDate,
+  checkScheduleExclusive,
+  checkUrl,
+  type UtmValues
+} from "./LinkRules.ts"
+
+/**
+ * E12's body (CONTRACT §2, §6): a JSON array of 1 to 6 operations `{op, path, value}` in the JSON
+ * Patch style, read into the changes they ask for, or every problem they have. Pure; the database
+ * (alias taken, the link's stored dates and UTM values) and the 404 check are the handler's part.
+ *
+ * - `op`: "replace", the default when absent or null; anything else 10130 with the op as given.
+ * - `path`: one of `PATCH_PATHS`, exactly (leading slash, lower case); anything else 10131 with the
+ *   path as given. An operation with a bad op or path has its value left unchecked.
+ * - An element that is not an object: 10130 with the element as given.
+ * - Values by the rules of LinkRules with context "update": /url 10132, /alias 10133, /notes
+ *   10134/10135 (null or no value clears them), /notify_on_click 0 or 1 (10153, a value is required),
+ *   /delete_on and /archive_on a future Unix timestamp (integer or decimal string) or null / no value
+ *   to clear (10111-10114).
+ * - A path given twice: the operations apply in order, so the last one wins; every one is checked.
+ * - An empty array or more than 6 operations: 10153 "body: an array of 1 to 6 operations expected".
+ * Problems are sorted by code; identical ones are reported once.
+ */
+export const PATCH_PATHS = ["/alias", "/notes", "/notify_on_click", "/url", "/delete_on", "/archive_on"] as const
+export type PatchPath = (typeof PATCH_PATHS)[number]
+
+export const MAX_OPERATIONS = 6
+
+/** How much of a wrong op or path is echoed back in a message. */
+const MAX_SHOWN = 100
+
+/** What a link update changes; absent keys stay as they are. `null` dates clear the date. */
+export interface LinkChanges {
+  readonly url?: string
+  readonly alias?: string
+  readonly notes?: string
+  readonly notifyOnClick?: boolean
+  readonly archiveOn?: number | null
+  readonly deleteOn?: number | null
+}
+
+export interface PatchReading {
+  readonly changes: LinkChanges
+  readonly problems: ReadonlyArray<ErrorItem>
+  /** Paths whose (last) value is invalid: their value after the patch is unknown. */
+  readonly invalid: ReadonlySet<PatchPath>
+}
+
+/** A value as given, for a message: strings as they are, anything else as JSON; cut at 100 characters. */
+export const shown = (raw: unknown): string => {
+  const text = raw === undefined ? "(missing)" : typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw))
+  return codePointLength(text) <= MAX_SHOWN ? text : `${[...text].slice(0, MAX_SHOWN).join("")}…`
+}
+
+const isPatchPath = (raw: unknown): raw is PatchPath => typeof raw === "string" && (PATCH_PATHS as ReadonlyArray<string>).includes(raw)
+
+const byCode = (problems: ReadonlyArray<ErrorItem>): Array<ErrorItem> => {
+  const seen = new Set<string>()
+  const unique = problems.filter((item) => {
+    const key = `${item.code} ${item.message}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  return unique.sort((a, b) => a.code - b.code)
+}
+
+/** One operation's value checked against its path's rule. */
+const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Partial<LinkChanges>, ErrorItem> => {
+  switch (path) {
+    case "/url":
+      return Either.map(checkUrl(raw, "update"), (url) => ({ url }))
+    case "/alias":
+      return Either.map(checkAlias(raw, "update"), (alias) => ({ alias }))
+    case "/notes":
+      return Either.map(checkNotes(raw, "update"), (notes) => ({ notes }))
+    case "/notify_on_click":
+      return isAbsent(raw)
+        ? Either.left(ApiError.item(10153, "/notify_on_click: must be 0 or 1"))
+        : Either.map(checkNotifyOnClick(raw, "update"), (notifyOnClick) => ({ notifyOnClick }))
+    case "/delete_on":
+      return Either.map(checkScheduleDate(raw, "delete_on", now, { relativeDays: false }), (deleteOn) => ({ deleteOn }))
+    case "/archive_on":
+      return Either.map(checkScheduleDate(raw, "archive_on", now, { relativeDays: false }), (archiveOn) => ({ archiveOn }))
+  }
+}
+
+/** The body of E12 read into changes and problems; `now` is Unix seconds. */
+export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchReading => {
+  if (body.length === 0 || body.length > MAX_OPERATIONS) {
+    return {
+      changes: {},
+      problems: [ApiError.item(10153, `body: an array of 1 to ${MAX_OPERATIONS} operations expected`)],
+      invalid: new Set()
+    }
+  }
+  const problems: Array<ErrorItem> = []
+  const invalid = new Set<PatchPath>()
+  let changes: LinkChanges = {}
+  for (const operation of body) {
+    if (!isPlainObject(operation)) {
+      problems.push(ApiError.item(10130, shown(operation)))
+      continue
+    }
+    const op = operation["op"]
+    const opOk = isAbsent(op) || op === "replace"
+    if (!opOk) problems.push(ApiError.item(10130, shown(op)))
+    const path = operation["path"]
+    if (!isPatchPath(path)) {
+      problems.push(ApiError.item(10131, shown(path)))
+      continue
+    }
+    if (!opOk) continue
+    Either.match(readValue(path, operation["value"], now), {
+      onLeft: (item) => {
+        problems.push(item)
+        invalid.add(path)
+      },
+      onRight: (change) => {
+        invalid.delete(path)
+        changes = { ...changes, ...change }
+      }
+    })
+  }
+  return { changes, problems: byCode(problems), invalid }
+}
+
+/** What the handler knows of the stored link. */
+export interface StoredLink {
+  readonly url: string
+  readonly archiveOn: number | null
+  readonly deleteOn: number | null
+  /** The link's UTM values in the order they go into its redirect URL. */
+  readonly utmValues: UtmValues
+}
+
+export interface LinkUpdate extends LinkChanges {
+  readonly redirectUrl?: string
+}
+
+/**
+ * The patch checked against the stored link: 10116 when the link would end with both dates (a date
+ * given with an invalid value is not counted), and the new redirect URL (the new url with the link's
+ * UTM values; too long for them: 10132). `extra` are problems found elsewhere (alias taken, 404
+ * check). Either the update to run, or every problem sorted by code.
+ */
+export const planLinkUpdate = (
+  reading: PatchReading,
+  stored: StoredLink,
+  extra: ReadonlyArray<ErrorItem> = []
+): Either.Either<LinkUpdate, readonly [ErrorItem, ...Array<ErrorItem>]> => {
+  const problems = [...reading.problems, ...extra]
+  const { changes } = reading
+  const dateKnown = reading.invalid.has("/archive_on") === false && reading.invalid.has("/delete_on") === false
+  if (dateKnown) {
+    const archiveOn = changes.archiveOn !== undefined ? changes.archiveOn : stored.archiveOn
+    const deleteOn = changes.deleteOn !== undefined ? changes.deleteOn : stored.deleteOn
+    Either.match(checkScheduleExclusive(archiveOn, deleteOn), { onLeft: (item) => problems.push(item), onRight: () => undefined })
+  }
+  let redirectUrl: string | undefined
+  if (changes.url !== undefined) {
+    redirectUrl = Either.getOrElse(appendUtmValues(changes.url, stored.utmValues), () => {
+      problems.push(ApiError.item(10132))
+      return changes.url!
+    })
+  }
+  const [first, ...rest] = byCode(problems)
+  if (first !== undefined) return Either.left([first, ...rest])
+  return Either.right(redirectUrl === undefined ? changes : { ...changes, redirectUrl })
+}
+
+/**
+ * A link's stored UTM values (`utm_fields`, an object, whose key order jsonb does not keep) in the
+ * order of its template's fields; values of codes the template no longer has follow, by code.
+ */
+export const orderUtmValues = (
+  stored: Readonly<Record<string, string>> | null,
+  templateCodes: ReadonlyArray<string>
+): UtmValues => {
+  if (stored === null) return []
+  const known = templateCodes.filter((code) => typeof stored[code] === "string" && stored[code] !== "")
+  const rest = Object.keys(stored)
+    .filter((code) => !templateCodes.includes(code) && typeof stored[code] === "string" && stored[code] !== "")
+    .sort()
+  return [...known, ...rest].map((code) => [code, stored[code]!] as [string, string])
+}

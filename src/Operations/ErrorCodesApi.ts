@@ -1,0 +1,17 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth/Authentication.ts"
+
+export class ErrorCodeEntry extends Schema.Class<ErrorCodeEntry>("ErrorCodeEntry")({
+  code: Schema.Int,
+  description: Schema.String,
+  message: Schema.String
+}) {}
+
+export class ErrorCodesApi extends HttpApiGroup.make("errorCodes")
+  .add(
+    HttpApiEndpoint.get("list", "/error_codes")
+      .addSuccess(Schema.Struct({ objects: Schema.Array(ErrorCodeEntry) }))
+      .annotate(OpenApi.Description, "E31: every error code the service can return")
+  )
+  .middleware(Authentication) {}

@@ -1,0 +1,126 @@
+import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, LogLevel, Option } from "effect"
+import { Api } from "../Api.ts"
+import { AppConfig } from "../Config.ts"
+import { ApiError } from "./ApiError.ts"
+import { RateLimiter } from "./RateLimiter.ts"
+import { recordHttpRequest } from "./Metrics.ts"
+import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
+import { fromDecodeError } from "./DecodeErrors.ts"
+import { routeLabeller } from "./RouteLabels.ts"
+import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
+
+export { MAX_BODY_BYTES }
+
+const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
+
+const render = (error: ApiError) =>
+  HttpServerResponse.unsafeJson(
+    error.success === 0 ? { success: 0, errors: error.errors } : { errors: error.errors },
+    {
+      status: error.status,
+      headers: error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }
+    }
+  )
+
+const sqlState = (error: SqlError): string =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? String(error.cause.code) : ""
+
+/**
+ * The API takes JSON (CONTRACT §1). The framework would parse a multipart/form-data body as such,
+ * and waits forever for one that is empty: such a request is refused before anything reads it.
+ */
+const isMultipart = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = (request.headers["content-type"] ?? "").toLowerCase()
+  return HttpMethod.hasBody(request.method) && type.includes("multipart/form-data") && !type.includes("application/json")
+}
+
+const unavailable = (error: SqlError) =>
+  /connect|terminat|timeout|ECONN|EPIPE|socket/i.test(`${error.message} ${String(error.cause)}`)
+
+/** Every failure that reaches the edge, as the catalogue error it is answered with. */
+const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function* () {
+    const failure = Cause.squash(cause)
+    if (failure instanceof ApiError) return failure
+    if (failure instanceof HttpApiError.HttpApiDecodeError) return fromDecodeError(failure)
+    if (typeof failure === "object" && failure !== null && "_tag" in failure) {
+      if (failure._tag === "RouteNotFound") return ApiError.of(10151, request.method, new URL(request.url, "http://x").pathname)
+      if (failure._tag === "RequestError" && "cause" in failure) {
+        if (String(failure.cause).includes("maxBytes exceeded")) return ApiError.of(10152, String(MAX_BODY_BYTES))
+        return ApiError.of(10153, "the request body is not valid JSON")
+      }
+    }
+    // Every recursive walk over a request (the framework's decode messages, ours) follows the input:
+    // only input nested too deeply overflows the stack.
+    if (failure instanceof RangeError && failure.message.includes("call stack")) {
+      return ApiError.of(10153, "the request is nested too deeply")
+    }
+    // PostgreSQL text and jsonb cannot hold a NUL character; only client input can bring one.
+    if (failure instanceof SqlError && ["22021", "22P05"].includes(sqlState(failure))) {
+      return ApiError.of(10153, "text must not contain NUL characters")
+    }
+    if (failure instanceof SqlError && unavailable(failure)) {
+      yield* Effect.logWarning("database unavailable", failure)
+      return ApiError.of(10902)
+    }
+    yield* Effect.logError("unexpected failure", cause)
+    return ApiError.of(10999)
+  })
+
+/**
+ * The edge of the API, around routing: the per-IP rate limit, then body size (413 from Content-Length
+ * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
+ * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`,
+ * and the access log line (only built when LOG_LEVEL lets info through).
+ */
+export const ApiMiddlewareLive = HttpApiBuilder.middleware(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const limiter = yield* RateLimiter
+    const labelOf = routeLabeller(Api)
+    const accessLog = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
+    return (app: HttpApp.Default) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const started = performance.now()
+        const path = new URL(request.url, "http://x").pathname
+        const run = Effect.gen(function* () {
+          if (!OPERATIONAL_PATHS.has(path)) {
+            const ip = config.trustProxy.clientIp(
+              Option.getOrUndefined(request.remoteAddress),
+              request.headers["x-forwarded-for"]
+            )
+            if (!(yield* limiter.consume(ip))) {
+              return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
+            }
+          }
+          const limited = yield* limitBody(request)
+          if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
+          return yield* HttpIncomingMessage.withMaxBodySize(
+            isV3Path(path) ? serveV3(app, limited) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, limited),
+            Option.some(MAX_BODY_BYTES)
+          )
+        })
+        const response = yield* run.pipe(
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
+          )
+        )
+        const route = isV3Path(path)
+          ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
+          : labelOf(request.method, path)
+        recordHttpRequest(route, request.method, response.status, (performance.now() - started) / 1000)
+        if (accessLog) {
+          yield* Effect.annotateLogs(Effect.log("Sent HTTP response"), {
+            "http.method": request.method,
+            "http.url": request.url,
+            "http.status": response.status
+          })
+        }
+        return response
+      })
+  })
+)

@@ -1,0 +1,32 @@
+import type { HttpApiError } from "@effect/platform"
+import { parseMarker } from "./Coded.ts"
+import { ApiError, type ErrorItem } from "./ApiError.ts"
+import { ErrorCatalogue, type ErrorStatus, isErrorCode } from "./ErrorCatalogue.ts"
+
+const describePath = (path: ReadonlyArray<PropertyKey>) => (path.length === 0 ? "body" : path.map(String).join("."))
+
+/** Every problem of a request that failed to decode, as catalogue errors (see `Platform/Coded.ts`). */
+export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiError => {
+  const items: Array<ErrorItem> = []
+  const seen = new Set<number>()
+  let status: ErrorStatus | undefined
+  // A wrong value of an optional field fails every member of its union; the marked one names the code.
+  const markedPaths = new Set(
+    error.issues.filter((issue) => parseMarker(issue.message) !== undefined).map((issue) => describePath(issue.path))
+  )
+  for (const issue of error.issues) {
+    const marked = parseMarker(issue.message)
+    const field = describePath(issue.path)
+    if (marked === undefined && markedPaths.has(field)) continue
+    const item =
+      marked !== undefined && isErrorCode(marked.code)
+        ? ApiError.item(marked.code, field)
+        : ApiError.item(10153, `${field}: ${issue.message}`)
+    if (seen.has(item.code) && item.code !== 10153) continue
+    seen.add(item.code)
+    items.push(item)
+    status ??= (marked?.status as ErrorStatus | undefined) ?? (isErrorCode(item.code) ? ErrorCatalogue[item.code].status : 400)
+  }
+  const [first, ...rest] = items
+  return first === undefined ? ApiError.of(10153, error.message) : ApiError.all([first, ...rest], status)
+}

@@ -1,0 +1,215 @@
+import { Effect } from "effect"
+import { DatabasePool } from "../Sql/Database.ts"
+import { ChangeFeed } from "../Sql/ChangeFeed.ts"
+import { recordRedirectLookup } from "../Platform/Metrics.ts"
+
+export interface DomainEntry {
+  readonly id: number
+  readonly active: boolean
+  readonly homepage: string | null
+  readonly url404: string | null
+}
+
+export interface LinkEntry {
+  readonly id: number
+  readonly active: boolean
+  readonly redirectUrl: string
+  readonly redirectType: number
+}
+
+/** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
+export type LinkLookup = LinkEntry | null | undefined
+
+/** A map that forgets its least recently used entry past `capacity`. */
+class Lru<V> {
+  private readonly entries = new Map<string, V>()
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    const value = this.entries.get(key)
+    if (value !== undefined) {
+      this.entries.delete(key)
+      this.entries.set(key, value)
+    }
+    return value
+  }
+  set(key: string, value: V) {
+    this.entries.delete(key)
+    this.entries.set(key, value)
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next()
+      if (oldest.done !== true) this.entries.delete(oldest.value)
+    }
+  }
+  delete(key: string) {
+    this.entries.delete(key)
+  }
+  clear() {
+    this.entries.clear()
+  }
+  get size() {
+    return this.entries.size
+  }
+}
+
+export interface RedirectCacheOptions {
+  readonly links: number
+  readonly unknownAliases: number
+  /** How long a cache miss may wait for the database before the redirect answers 503. */
+  readonly queryTimeoutMs: number
+}
+
+export const redirectCacheDefaults: RedirectCacheOptions = { links: 100_000, unknownAliases: 100_000, queryTimeoutMs: 2000 }
+
+interface LinkRow {
+  id: string | number
+  status: string
+  redirect_url: string
+  redirect_type: number
+}
+
+interface DomainRow {
+  id: string | number
+  domain: string
+  status: string
+  homepage: string | null
+  url_404: string | null
+}
+
+const LINK_QUERY = {
+  name: "redirect_link",
+  text: `SELECT id, status, redirect_url, redirect_type FROM links
+         WHERE domain_id = $1 AND lower(alias) = $2 AND status <> 'deleted'`
+}
+
+const toDomain = (row: DomainRow): DomainEntry => ({
+  id: Number(row.id),
+  active: row.status === "active",
+  homepage: row.homepage,
+  url404: row.url_404
+})
+
+export class QueryTimeout extends Error {}
+
+/**
+ * Domains by host (all of them, loaded at start: they are few) and links by domain and lower-cased
+ * alias (bounded, with negative entries kept apart so that scanning for aliases cannot evict real
+ * links). Announcements from the change feed evict entries; a lookup that raced with one is
+ * answered but not kept.
+ */
+export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheDefaults) =>
+  Effect.gen(function* () {
+    const { pool } = yield* DatabasePool
+    const feed = yield* ChangeFeed
+    let domains = new Map<string, DomainEntry>()
+    const links = new Lru<LinkEntry>(options.links)
+    const unknown = new Lru<true>(options.unknownAliases)
+    // Bumped by every eviction: a lookup started before one may hold what the eviction was about.
+    let generation = 0
+    const inFlight = new Map<string, Promise<LinkEntry | null>>()
+
+    // Per name: a reload answered after a newer one was asked for is dropped.
+    const domainVersions = new Map<string, number>()
+    // Reloads under way: a request for such a host waits for it (a domain just made or changed
+    // through this instance is announced before the API answers, but read only afterwards).
+    const domainsLoading = new Map<string, Promise<void>>()
+    const reloadDomain = (name: string) => {
+      const loading = loadDomain(name)
+        .catch(reloadDomains)
+        .finally(() => {
+          if (domainsLoading.get(name) === loading) domainsLoading.delete(name)
+        })
+      domainsLoading.set(name, loading)
+    }
+    const loadDomain = async (name: string) => {
+      const version = (domainVersions.get(name) ?? 0) + 1
+      domainVersions.set(name, version)
+      const { rows } = await pool.query<DomainRow>(
+        "SELECT id, domain, status, homepage, url_404 FROM domains WHERE domain = $1",
+        [name]
+      )
+      if (domainVersions.get(name) !== version) return
+      domainVersions.delete(name)
+      const row = rows[0]
+      if (row === undefined) domains.delete(name)
+      else domains.set(name, toDomain(row))
+    }
+
+    const loadAllDomains = async () => {
+      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404 FROM domains")
+      domains = new Map(rows.map((row) => [row.domain, toDomain(row)]))
+    }
+
+    const reloadDomains = () => {
+      loadAllDomains().catch(() => setTimeout(reloadDomains, 1000))
+    }
+
+    yield* feed.subscribe({
+      onChange: (payload) => {
+        if (payload.startsWith("l:")) {
+          generation++
+          const key = payload.slice(2)
+          links.delete(key)
+          unknown.delete(key)
+        } else if (payload.startsWith("d:")) {
+          reloadDomain(payload.slice(2))
+        }
+      },
+      onReset: () => {
+        generation++
+        links.clear()
+        unknown.clear()
+        reloadDomains()
+      }
+    })
+    yield* Effect.promise(loadAllDomains)
+
+    const query = async (domainId: number, alias: string, key: string): Promise<LinkEntry | null> => {
+      const started = generation
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new QueryTimeout("the database did not answer in time")), options.queryTimeoutMs)
+      })
+      recordRedirectLookup()
+      try {
+        const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
+        const row = rows[0]
+        const entry: LinkEntry | null =
+          row === undefined
+            ? null
+            : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type }
+        if (started === generation) {
+          if (entry === null) unknown.set(key, true)
+          else links.set(key, entry)
+        }
+        return entry
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+
+    return {
+      domain: (host: string): DomainEntry | undefined => domains.get(host),
+      /** The reload of this host's domain under way, if any. */
+      domainLoading: (host: string): Promise<void> | undefined => domainsLoading.get(host),
+      /** Synchronous: the cached answer, or `undefined` when the database must be asked. */
+      cached: (domainId: number, alias: string): LinkLookup => {
+        const key = `${domainId}:${alias}`
+        const link = links.get(key)
+        if (link !== undefined) return link
+        return unknown.get(key) === undefined ? undefined : null
+      },
+      /** One indexed query; concurrent misses of one alias share it. */
+      load: (domainId: number, alias: string): Promise<LinkEntry | null> => {
+        const key = `${domainId}:${alias}`
+        let pending = inFlight.get(key)
+        if (pending === undefined) {
+          pending = query(domainId, alias, key).finally(() => inFlight.delete(key))
+          inFlight.set(key, pending)
+        }
+        return pending
+      },
+      sizes: () => ({ domains: domains.size, links: links.size, unknownAliases: unknown.size })
+    }
+  })
+
+export type RedirectCache = Effect.Effect.Success<ReturnType<typeof makeRedirectCache>>

@@ -1,0 +1,177 @@
+import { Context, Effect, Layer } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { AppConfig } from "../Config.ts"
+import { MAX_ALIAS_LENGTH } from "../Links/Alias.ts"
+import { ApiError } from "../Platform/ApiError.ts"
+import { ClickLog } from "../Clicks/ClickLog.ts"
+import type { PreHandler } from "../Platform/NodeServer.ts"
+import { recordRedirect } from "../Platform/Metrics.ts"
+import { type DomainEntry, type LinkEntry, makeRedirectCache, redirectCacheDefaults, type RedirectCacheOptions } from "./RedirectCache.ts"
+
+const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
+const ALIAS = /^[A-Za-z0-9._-]+$/
+const LINK_CACHE_CONTROL = "private, max-age=90"
+const UNAVAILABLE = JSON.stringify({ errors: [ApiError.item(10902)] })
+
+/** The host of a Host header: lower case, without port or trailing dot. */
+const hostOf = (header: string | undefined) => {
+  if (header === undefined || header === "") return undefined
+  const bracket = header.lastIndexOf("]")
+  const colon = header.lastIndexOf(":")
+  let host = (colon > bracket ? header.slice(0, colon) : header).toLowerCase()
+  if (host.endsWith(".")) host = host.slice(0, -1)
+  return host
+}
+
+/** The alias a path names (one segment, one trailing slash allowed), lower-cased; undefined if none can. */
+const aliasOf = (path: string) => {
+  const end = path.length > 2 && path.endsWith("/") ? path.length - 1 : path.length
+  const alias = path.slice(1, end)
+  return alias.length <= MAX_ALIAS_LENGTH && ALIAS.test(alias) && !/^\.+$/.test(alias) ? alias.toLowerCase() : undefined
+}
+
+/**
+ * The link's URL with the visitor's query parameters added after its own (the link's win on a name
+ * clash); `qr` is ours and never forwarded. The link's own query is kept byte for byte.
+ */
+const withVisitorQuery = (target: string, visitorQuery: URLSearchParams) => {
+  visitorQuery.delete("qr")
+  if (visitorQuery.size === 0) return target
+  const url = new URL(target)
+  const own = url.searchParams
+  const extra = new URLSearchParams()
+  for (const [name, value] of visitorQuery) if (!own.has(name)) extra.append(name, value)
+  if (extra.size === 0) return target
+  const hash = url.hash
+  url.hash = ""
+  return `${url.href}${url.search === "" ? "?" : "&"}${extra.toString()}${hash}`
+}
+
+const redirect = (res: ServerResponse, status: number, location: string, cacheControl?: string) => {
+  res.writeHead(status, cacheControl === undefined ? { location } : { location, "cache-control": cacheControl })
+  res.end()
+  recordRedirect(status)
+}
+
+const notFound = (res: ServerResponse) => {
+  res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
+  res.end("Not Found\n")
+  recordRedirect(404)
+}
+
+/** Where an unknown alias goes (CONTRACT §7). */
+const unknownAlias = (res: ServerResponse, domain: DomainEntry) =>
+  domain.url404 === null ? notFound(res) : redirect(res, 302, domain.url404)
+
+/** Where the root and archived links go (CONTRACT §7). */
+const homepage = (res: ServerResponse, domain: DomainEntry) =>
+  domain.homepage === null ? notFound(res) : redirect(res, 302, domain.homepage)
+
+export interface RedirectHandlerService {
+  /** Answers the request if its Host is a registered domain and its path is not the API's; tells whether it did. */
+  readonly handle: PreHandler
+}
+
+/**
+ * The hot path (CONTRACT §7, DESIGN "Shape"): plain `node:http`, answers from the in-process caches,
+ * one indexed query on a miss, and the click handed to `ClickLog` without waiting for anything.
+ */
+export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHandler, RedirectHandlerService>() {
+  static readonly layer = (options: RedirectCacheOptions = redirectCacheDefaults) =>
+    Layer.scoped(
+      RedirectHandler,
+      Effect.gen(function* () {
+        const { trustProxy } = yield* AppConfig
+        const clicks = yield* ClickLog
+        const cache = yield* makeRedirectCache(options)
+
+        const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, query: string) => {
+          if (link === null) return unknownAlias(res, domain)
+          if (!link.active) return homepage(res, domain)
+          let location = link.redirectUrl
+          let qr = false
+          if (query !== "") {
+            const visitor = new URLSearchParams(query)
+            qr = visitor.get("qr") === "1"
+            try {
+              location = withVisitorQuery(link.redirectUrl, visitor)
+            } catch {
+              location = link.redirectUrl
+            }
+          }
+          redirect(res, link.redirectType, location, LINK_CACHE_CONTROL)
+          if (req.method !== "GET") return
+          clicks.enqueue({
+            at: Date.now(),
+            linkId: link.id,
+            domainId: domain.id,
+            ip: trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
+            userAgent: req.headers["user-agent"],
+            referer: req.headers.referer,
+            qr
+          })
+        }
+
+        const route = (req: IncomingMessage, res: ServerResponse, host: string): boolean => {
+          const domain = cache.domain(host)
+          if (domain === undefined) return false
+          const url = req.url ?? "/"
+          const mark = url.indexOf("?")
+          const path = mark === -1 ? url : url.slice(0, mark)
+          if (path === "/api" || path.startsWith("/api/") || OPERATIONAL_PATHS.has(path)) return false
+          if (req.method !== "GET" && req.method !== "HEAD") {
+            res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
+            res.end("Method Not Allowed\n")
+            recordRedirect(405)
+            return true
+          }
+          if (!domain.active) {
+            notFound(res)
+            return true
+          }
+          if (path === "/") {
+            homepage(res, domain)
+            return true
+          }
+          const alias = aliasOf(path)
+          if (alias === undefined) {
+            unknownAlias(res, domain)
+            return true
+          }
+          const query = mark === -1 ? "" : url.slice(mark + 1)
+          const cached = cache.cached(domain.id, alias)
+          if (cached !== undefined) {
+            answer(req, res, domain, cached, query)
+            return true
+          }
+          cache.load(domain.id, alias).then(
+            (link) => answer(req, res, domain, link, query),
+            () => {
+              if (res.headersSent) return
+              res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+              res.end(UNAVAILABLE)
+              recordRedirect(503)
+            }
+          )
+          return true
+        }
+
+        const handle = (
+          req: IncomingMessage,
+          res: ServerResponse,
+          toApi: (req: IncomingMessage, res: ServerResponse) => void
+        ): boolean => {
+          const host = hostOf(req.headers.host)
+          if (host === undefined) return false
+          const loading = cache.domainLoading(host)
+          if (loading === undefined) return route(req, res, host)
+          void loading.then(() => {
+            if (!route(req, res, host)) toApi(req, res)
+          })
+          return true
+        }
+
+        return { handle }
+      })
+    )
+}

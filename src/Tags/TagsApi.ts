@@ -1,0 +1,53 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Tag } from "./Tag.ts"
+import { UtmTemplate } from "./UtmTemplate.ts"
+import { Authentication } from "../Auth/Authentication.ts"
+import { coded, required } from "../Platform/Coded.ts"
+
+const positiveId = <I>(schema: Schema.Schema<number, I>) =>
+  schema.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
+
+/** A domain id in a query string. */
+const DomainIdParam = positiveId(Schema.NumberFromString)
+/** A domain id in a body: a positive integer, or its decimal string. */
+const DomainIdInput = positiveId(Schema.Union(Schema.Number, Schema.NumberFromString))
+
+export class TagList extends Schema.Class<TagList>("TagList")({ objects: Schema.Array(Tag) }) {}
+export class UtmTemplateList extends Schema.Class<UtmTemplateList>("UtmTemplateList")({
+  objects: Schema.Array(UtmTemplate)
+}) {}
+
+export const CreateTag = Schema.Struct({
+  domain_id: required(coded(10301)(DomainIdInput), 10300),
+  name: required(coded(10304)(Schema.String), 10303),
+  shared: Schema.optional(coded(10305)(Schema.Boolean)),
+  notes: Schema.optional(coded(10306)(Schema.String))
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** T1, T2 (tags) and E15 (UTM templates): resources of a domain named in the query or body. */
+export class TagsApi extends HttpApiGroup.make("tags")
+  .add(
+    HttpApiEndpoint.get("listTags", "/tags")
+      .setUrlParams(
+        Schema.Struct({
+          domain_id: required(coded(10301)(DomainIdParam), 10300),
+          search: Schema.optional(coded(10302)(Schema.String.pipe(Schema.maxLength(100))))
+        }).annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(TagList)
+      .annotate(OpenApi.Description, "T1: the domain's tags visible to the caller (shared ones and their own), by name")
+  )
+  .add(
+    HttpApiEndpoint.post("createTag", "/tags")
+      .setPayload(CreateTag)
+      .addSuccess(TagList)
+      .annotate(OpenApi.Description, "T2: create a tag on a domain; names are unique per domain ignoring case")
+  )
+  .add(
+    HttpApiEndpoint.get("listUtmTemplates", "/utm_templates")
+      .setUrlParams(Schema.Struct({ domain_id: required(coded(10201)(DomainIdParam), 10200) }))
+      .addSuccess(UtmTemplateList)
+      .annotate(OpenApi.Description, "E15: the UTM templates of a domain")
+  )
+  .middleware(Authentication) {}
