@@ -62,10 +62,10 @@ export const coreLayer = (database: Database) => {
   const services = Layer.mergeAll(
     TokenStore.Default,
     LoginThrottle.Default,
-    Passwords.Live,
-    RateLimiter.Live,
-    UrlChecker.Live,
-    QrRenderer.Live
+    Passwords.layer,
+    RateLimiter.layer,
+    UrlChecker.layer,
+    QrRenderer.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default))
   const topLevel = Layer.merge(Accounts.Default, Scheduler.Default)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
@@ -93,14 +93,14 @@ export const BootstrapLive = Layer.effectDiscard(
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
-  Layer.provide([AuthenticationLive, DomainAccess.Live])
+  Layer.provide([AuthenticationLive, DomainAccess.Default])
 )
 
 /** The redirect hot path and the click pipeline behind it (CONTRACT §7); the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
   Layer.provideMerge(ClickLog.layer()),
   Layer.provideMerge(
-    Layer.mergeAll(ChangeFeed.Live, GeoIp.Live, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.Live)))
+    Layer.mergeAll(ChangeFeed.Default, GeoIp.layer, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
   )
 )
 
@@ -139,6 +139,6 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
     Layer.provideMerge(redirectLayer)
   )
 
-export const loggerLayer = Layer.unwrapEffect(
+export const LoggerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => Layer.merge(Logger.json, Logger.minimumLogLevel(config.logLevel)))
 )

@@ -83,6 +83,6 @@ export const environment = (env: NodeJS.ProcessEnv = process.env) =>
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
   static readonly layer = Layer.effect(AppConfig, Effect.suspend(() => Effect.withConfigProvider(appConfig, environment())))
   /** A layer from explicit values, for tests and embedders: missing keys take their defaults. */
-  static readonly fromMap = (values: Record<string, string>) =>
+  static readonly layerFromMap = (values: Record<string, string>) =>
     Layer.effect(AppConfig, Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(values)))))
 }

@@ -3,7 +3,7 @@ import { Cause, Deferred, Duration, Effect, Exit, Layer, Metric, Option, Redacte
 import type { ConfigError } from "effect"
 import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { BootstrapLive, coreLayer, httpLayer, loggerLayer } from "./App.ts"
+import { BootstrapLive, coreLayer, httpLayer, LoggerLive } from "./App.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { clickSpill } from "./Clicks/ClickSpill.ts"
 import { clicksReplayed, clicksSpilled, clicksWritten } from "./Platform/Metrics.ts"
@@ -146,7 +146,7 @@ const keepAlive = setInterval(() => undefined, 2 ** 30)
 
 const main = run.pipe(
   Effect.as(0),
-  Effect.provide(loggerLayer),
+  Effect.provide(LoggerLive),
   Effect.provide(AppConfig.layer),
   Effect.catchTag("ConfigError", (error) =>
     Effect.sync(() => {

@@ -255,7 +255,7 @@ describe("admin CLI (CONTRACT §12)", { timeout: 120_000 }, () => {
       const server = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
         Layer.provideMerge(Shutdown.layer),
         Layer.provideMerge(coreLayer(database())),
-        Layer.provide(AppConfig.fromMap({ DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "100000" })),
+        Layer.provide(AppConfig.layerFromMap({ DATA_DIR: dataDir, RATE_LIMIT_PER_SECOND: "100000" })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )
       yield* Effect.gen(function* () {

@@ -113,12 +113,12 @@ const mailsTo = (smtp: Smtp, email: string) => smtp.received.filter((mail) => ma
 
 const countOf = (mail: Received) => Number(/: (\d+) new clicks?$/.exec(mail.subject)?.[1])
 
-/** One service instance's notifier over the test database, with its own Mailer.Live: SMTP to `smtpUrl`, else the log. */
+/** One service instance's notifier over the test database, with its own Mailer.layer: SMTP to `smtpUrl`, else the log. */
 const instance = (smtpUrl?: string) =>
   Layer.build(
     ClickNotifier.Default.pipe(
-      Layer.provide(Mailer.Live),
-      Layer.provide(AppConfig.fromMap(smtpUrl === undefined ? {} : { SMTP_URL: smtpUrl, MAIL_FROM: FROM }))
+      Layer.provide(Mailer.layer),
+      Layer.provide(AppConfig.layerFromMap(smtpUrl === undefined ? {} : { SMTP_URL: smtpUrl, MAIL_FROM: FROM }))
     )
   ).pipe(Effect.map(Context.get(ClickNotifier)))
 
@@ -174,7 +174,7 @@ const atTestTime = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 
 const database = coreLayer(makeTestDatabase()).pipe(
   Layer.provideMerge(
-    AppConfig.fromMap({ DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")), TOKEN_SECRET: "test token secret" })
+    AppConfig.layerFromMap({ DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")), TOKEN_SECRET: "test token secret" })
   ),
   Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )

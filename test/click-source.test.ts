@@ -5,7 +5,7 @@ import { classifyUserAgent, MAX_USER_AGENT, referrerHost, truncateUserAgent } fr
 import { GeoIp, type GeoLocation } from "../src/Clicks/GeoIp.ts"
 
 const lookupWith = (layer: Layer.Layer<GeoIp>) => Effect.map(GeoIp, (geo) => geo.lookup).pipe(Effect.provide(layer))
-const liveLookup = lookupWith(GeoIp.Live)
+const liveLookup = lookupWith(GeoIp.layer)
 
 const NOWHERE: GeoLocation = { country: null, region: null, city: null }
 
@@ -89,7 +89,7 @@ const perLookupMicros = (lookup: (ip: string) => GeoLocation, ips: ReadonlyArray
   }
 }
 
-describe("GeoIp.Live", () => {
+describe("GeoIp.layer", () => {
   it.effect("loads the databases once per process; later layers reuse them", () =>
     Effect.gen(function* () {
       const rssBefore = process.memoryUsage().rss
@@ -101,7 +101,7 @@ describe("GeoIp.Live", () => {
       const second = yield* liveLookup
       const secondMs = performance.now() - secondStart
       console.log(
-        `GeoIp.Live: first layer ${firstMs.toFixed(0)} ms, RSS +${((rssAfter - rssBefore) / 2 ** 20).toFixed(0)} MiB; ` +
+        `GeoIp.layer: first layer ${firstMs.toFixed(0)} ms, RSS +${((rssAfter - rssBefore) / 2 ** 20).toFixed(0)} MiB; ` +
           `second layer ${secondMs.toFixed(1)} ms`
       )
       expect(second("8.8.8.8")).toEqual(first("8.8.8.8"))
@@ -172,10 +172,10 @@ describe("GeoIp.Live", () => {
   )
 })
 
-describe("GeoIp.empty", () => {
+describe("GeoIp.layerEmpty", () => {
   it.effect("answers all nulls for every address", () =>
     Effect.gen(function* () {
-      const lookup = yield* lookupWith(GeoIp.empty)
+      const lookup = yield* lookupWith(GeoIp.layerEmpty)
       for (const [ip] of KNOWN) expect(lookup(ip)).toEqual(NOWHERE)
     })
   )

@@ -148,13 +148,13 @@ describe("TRUST_PROXY", () => {
 
   it.effect("an invalid TRUST_PROXY fails the configuration", () =>
     Effect.gen(function* () {
-      const error = yield* Effect.flip(Effect.provide(AppConfig, AppConfig.fromMap({ TRUST_PROXY: "10.0.0.0/33" })))
+      const error = yield* Effect.flip(Effect.provide(AppConfig, AppConfig.layerFromMap({ TRUST_PROXY: "10.0.0.0/33" })))
       expect(ConfigError.isInvalidData(error)).toBe(true)
       if (ConfigError.isInvalidData(error)) {
         expect(error.path).toEqual(["TRUST_PROXY"])
         expect(error.message).toContain("10.0.0.0/33")
       }
-      const good = yield* Effect.provide(AppConfig, AppConfig.fromMap({ TRUST_PROXY: "10.0.0.0/8" }))
+      const good = yield* Effect.provide(AppConfig, AppConfig.layerFromMap({ TRUST_PROXY: "10.0.0.0/8" }))
       expect(good.trustProxy.trusts("10.0.0.9")).toBe(true)
     })
   )

@@ -29,7 +29,7 @@ const libraryMatrix = (text: string): Matrix => {
 const decode = (body: Uint8Array) => new TextDecoder().decode(body)
 
 const render = (text: string, format: QrFormat) =>
-  Effect.flatMap(QrRenderer, (qr) => qr.render(text, format)).pipe(Effect.provide(QrRenderer.Live))
+  Effect.flatMap(QrRenderer, (qr) => qr.render(text, format)).pipe(Effect.provide(QrRenderer.Default))
 
 interface ParsedEps {
   readonly boundingBox: ReadonlyArray<number>

@@ -242,7 +242,7 @@ describe("UrlChecker, URL_CHECK_ALLOW_PRIVATE=false", () => {
       const url = `http://127.0.0.1:${server.port}/`
       const checkWith = (values: Record<string, string>) =>
         Effect.flatMap(UrlChecker, (checker) => checker.check(url)).pipe(
-          Effect.provide(UrlChecker.Live.pipe(Layer.provide(AppConfig.fromMap(values))))
+          Effect.provide(UrlChecker.layer.pipe(Layer.provide(AppConfig.layerFromMap(values))))
         )
       expect(yield* checkWith({})).toBe("forbidden")
       expect(server.hits).toEqual([])

@@ -87,7 +87,7 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
    * One core is always left to the event loop, which answers redirects, and hashing gets a sixteenth of
    * the machine on average: a login flood cannot take the cores the redirects need.
    */
-  static readonly Live = Passwords.Default({
+  static readonly layer = Passwords.Default({
     concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)),
     maxWaiting: 64,
     cores: availableParallelism() / 16

@@ -39,7 +39,7 @@ export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
     return { key: Buffer.from(readFileSync(file, "utf8").trim(), "utf8") }
   })
 }) {
-  static readonly fromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make({ key: Buffer.from(key, "utf8") }))
+  static readonly layerFromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make({ key: Buffer.from(key, "utf8") }))
 }
 
 export interface IssuedToken {

@@ -122,7 +122,7 @@ const lookupIn = ({ v4, v6 }: Readers) => (raw: string): GeoLocation => {
  * throws and takes a few microseconds.
  */
 export class GeoIp extends Context.Tag("GeoIp")<GeoIp, { readonly lookup: (ip: string) => GeoLocation }>() {
-  static readonly Live: Layer.Layer<GeoIp> = Layer.effect(
+  static readonly layer: Layer.Layer<GeoIp> = Layer.effect(
     GeoIp,
     Effect.tryPromise({
       try: loadReaders,
@@ -134,5 +134,5 @@ export class GeoIp extends Context.Tag("GeoIp")<GeoIp, { readonly lookup: (ip: s
   )
 
   /** No data: every address is unknown (for embedders who do not want the databases in memory). */
-  static readonly empty: Layer.Layer<GeoIp> = Layer.succeed(GeoIp, { lookup: () => UNKNOWN })
+  static readonly layerEmpty: Layer.Layer<GeoIp> = Layer.succeed(GeoIp, { lookup: () => UNKNOWN })
 }

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Caller } from "../Accounts/User.ts"
 import { DomainRepo } from "./DomainRepo.ts"
 import { announcedCache } from "../Sql/AnnouncedCache.ts"
@@ -22,34 +22,28 @@ const CACHE_SECONDS = 60
  * `sql/0006` and `sql/0007`) empties the cache: this instance hears it before the changing statement
  * returns, others within milliseconds.
  */
-export class DomainAccess extends Context.Tag("DomainAccess")<
-  DomainAccess,
-  { readonly view: (caller: Caller, domainId: number) => Effect.Effect<Option.Option<DomainView>> }
->() {
-  static readonly Live = Layer.scoped(
-    DomainAccess,
-    Effect.gen(function* () {
-      const domains = yield* DomainRepo
-      const cache = yield* announcedCache<Option.Option<DomainView>>({
-        size: CACHED_VIEWS,
-        seconds: CACHE_SECONDS,
-        forgetOn: (payload) => payload === "auth" || payload.startsWith("d:")
+export class DomainAccess extends Effect.Service<DomainAccess>()("DomainAccess", {
+  scoped: Effect.gen(function* () {
+    const domains = yield* DomainRepo
+    const cache = yield* announcedCache<Option.Option<DomainView>>({
+      size: CACHED_VIEWS,
+      seconds: CACHE_SECONDS,
+      forgetOn: (payload) => payload === "auth" || payload.startsWith("d:")
+    })
+
+    const read = (caller: Caller, domainId: number) =>
+      Effect.gen(function* () {
+        const domain = yield* domains.byId({ accountId: caller.accountId, userId: caller.userId, id: domainId })
+        if (Option.isNone(domain)) return Option.none()
+        const seesAll = caller.role === "account_admin" || (yield* domains.isAdmin(caller.userId, domainId))
+        return Option.some({ active: domain.value.status === "active", seesAll })
       })
 
-      const read = (caller: Caller, domainId: number) =>
-        Effect.gen(function* () {
-          const domain = yield* domains.byId({ accountId: caller.accountId, userId: caller.userId, id: domainId })
-          if (Option.isNone(domain)) return Option.none()
-          const seesAll = caller.role === "account_admin" || (yield* domains.isAdmin(caller.userId, domainId))
-          return Option.some({ active: domain.value.status === "active", seesAll })
-        })
-
-      return {
-        view: (caller, domainId) =>
-          cache
-            .through(`${caller.accountId}:${caller.userId}:${caller.role}:${domainId}`, read(caller, domainId))
-            .pipe(orDieOnInfrastructure)
-      }
-    })
-  )
-}
+    return {
+      view: (caller: Caller, domainId: number): Effect.Effect<Option.Option<DomainView>> =>
+        cache
+          .through(`${caller.accountId}:${caller.userId}:${caller.role}:${domainId}`, read(caller, domainId))
+          .pipe(orDieOnInfrastructure)
+    }
+  })
+}) {}

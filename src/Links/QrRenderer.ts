@@ -162,6 +162,4 @@ export class QrRenderer extends Effect.Service<QrRenderer>()("QrRenderer", {
         return { contentType: QR_CONTENT_TYPES[format], body }
       })
   }
-}) {
-  static readonly Live = QrRenderer.Default
-}
+}) {}

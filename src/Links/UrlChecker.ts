@@ -226,9 +226,9 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
 /** The 404 check of new links; see {@link UrlCheckResult}. */
 export class UrlChecker extends Context.Tag("UrlChecker")<UrlChecker, UrlCheckerService>() {
   static readonly make = make
-  static readonly layer = (options: UrlCheckerOptions) => Layer.succeed(UrlChecker, make(options))
+  static readonly layerWith = (options: UrlCheckerOptions) => Layer.succeed(UrlChecker, make(options))
   /** Public addresses only, unless URL_CHECK_ALLOW_PRIVATE=true. */
-  static readonly Live = Layer.effect(
+  static readonly layer = Layer.effect(
     UrlChecker,
     Effect.map(AppConfig, (config) => make({ allowPrivate: config.urlCheckAllowPrivate }))
   )

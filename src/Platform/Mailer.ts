@@ -14,7 +14,7 @@ const SEND_TIMEOUT_MS = 10_000
 
 /** Outgoing e-mail: SMTP to `SMTP_URL` (smtp:// or smtps://) from `MAIL_FROM`, or the log when it is unset. */
 export class Mailer extends Context.Tag("Mailer")<Mailer, { readonly send: (mail: Mail) => Effect.Effect<void, MailError> }>() {
-  static readonly Live = Layer.scoped(
+  static readonly layer = Layer.scoped(
     Mailer,
     Effect.gen(function* () {
       const { smtpUrl, mailFrom } = yield* AppConfig

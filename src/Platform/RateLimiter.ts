@@ -11,7 +11,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
   }
 >() {
   /** In-process counting: one instance's view. */
-  static readonly memory = (limit: number) =>
+  static readonly layerMemory = (limit: number) =>
     Layer.sync(RateLimiter, () => {
       const window = memoryWindow(limit)
       return { consume: (key) => Effect.map(Clock.currentTimeMillis, (now) => window(key, now)) }
@@ -21,7 +21,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
    * Counting in Redis, shared by every instance. When Redis does not answer within 250 ms the
    * in-process window decides, so an outage of Redis never stops the API.
    */
-  static readonly redis = (url: Redacted.Redacted<string>, limit: number) =>
+  static readonly layerRedis = (url: Redacted.Redacted<string>, limit: number) =>
     Layer.scoped(
       RateLimiter,
       Effect.gen(function* () {
@@ -72,11 +72,11 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
       })
     )
 
-  static readonly Live = Layer.unwrapEffect(
+  static readonly layer = Layer.unwrapEffect(
     Effect.map(AppConfig, (config) =>
       Option.match(config.redisUrl, {
-        onNone: () => RateLimiter.memory(config.rateLimitPerSecond),
-        onSome: (url) => RateLimiter.redis(url, config.rateLimitPerSecond)
+        onNone: () => RateLimiter.layerMemory(config.rateLimitPerSecond),
+        onSome: (url) => RateLimiter.layerRedis(url, config.rateLimitPerSecond)
       })
     )
   )

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import type { Scope } from "effect"
 import pg from "pg"
 import { CHANGES_CHANNEL, DatabasePool } from "./Database.ts"
@@ -15,37 +15,31 @@ export interface ChangeListener {
  * listens too, so a change made through this process is seen before the statement that made it
  * returns; a dedicated connection hears other instances while the pool is idle.
  */
-export class ChangeFeed extends Context.Tag("ChangeFeed")<
-  ChangeFeed,
-  { readonly subscribe: (listener: ChangeListener) => Effect.Effect<void, never, Scope.Scope> }
->() {
-  static readonly Live = Layer.scoped(
-    ChangeFeed,
-    Effect.gen(function* () {
-      const { pool, shared, notificationListeners } = yield* DatabasePool
-      const listeners = new Set<ChangeListener>()
-      const onNotification = (message: pg.Notification) => {
-        if (message.channel !== CHANGES_CHANNEL || message.payload === undefined) return
-        for (const listener of listeners) listener.onChange(message.payload)
-      }
-      const reset = () => {
-        for (const listener of listeners) listener.onReset()
-      }
-      yield* Effect.acquireRelease(
-        Effect.sync(() => notificationListeners.add(onNotification)),
-        () => Effect.sync(() => notificationListeners.delete(onNotification))
-      )
-      if (shared) yield* dedicatedListener(pool.options, onNotification, reset)
-      return {
-        subscribe: (listener) =>
-          Effect.acquireRelease(
-            Effect.sync(() => listeners.add(listener)),
-            () => Effect.sync(() => listeners.delete(listener))
-          )
-      }
-    })
-  )
-}
+export class ChangeFeed extends Effect.Service<ChangeFeed>()("ChangeFeed", {
+  scoped: Effect.gen(function* () {
+    const { pool, shared, notificationListeners } = yield* DatabasePool
+    const listeners = new Set<ChangeListener>()
+    const onNotification = (message: pg.Notification) => {
+      if (message.channel !== CHANGES_CHANNEL || message.payload === undefined) return
+      for (const listener of listeners) listener.onChange(message.payload)
+    }
+    const reset = () => {
+      for (const listener of listeners) listener.onReset()
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => notificationListeners.add(onNotification)),
+      () => Effect.sync(() => notificationListeners.delete(onNotification))
+    )
+    if (shared) yield* dedicatedListener(pool.options, onNotification, reset)
+    return {
+      subscribe: (listener: ChangeListener): Effect.Effect<void, never, Scope.Scope> =>
+        Effect.acquireRelease(
+          Effect.sync(() => void listeners.add(listener)),
+          () => Effect.sync(() => void listeners.delete(listener))
+        )
+    }
+  })
+}) {}
 
 const RETRY_MS = 500
 

@@ -96,7 +96,7 @@ export const BreakableServer = (env: Record<string, string> = {}) => {
     Layer.provideMerge(Shutdown.layer),
     Layer.provideMerge(coreLayer(database)),
     Layer.provideMerge(
-      AppConfig.fromMap({
+      AppConfig.layerFromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-ops-data-")),
         RATE_LIMIT_PER_SECOND: "100000",
         TOKEN_SECRET: "test token secret",

@@ -27,7 +27,7 @@ export const TestServer = (env: Record<string, string> = {}) =>
     Layer.provideMerge(Shutdown.layer),
     Layer.provideMerge(coreLayer(makeTestDatabase())),
     Layer.provideMerge(
-      AppConfig.fromMap({
+      AppConfig.layerFromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")),
         RATE_LIMIT_PER_SECOND: "100000",
         TOKEN_SECRET: "test token secret",
