@@ -59,7 +59,7 @@ const setup = Effect.gen(function* () {
 })
 
 const FACTS = `
-  SELECT c.link_id, c.domain_id, l.user_id, (c.at AT TIME ZONE 'UTC')::date AS day, c.qr, k.kind, k.a, k.b, k.c
+  SELECT c.link_id, c.domain_id, l.user_id, (c.at AT TIME ZONE 'UTC')::date AS day, c.qr, k.kind, k.value, k.region, k.city
   FROM clicks c JOIN links l ON l.id = c.link_id
   CROSS JOIN LATERAL (VALUES
     ('d'::"char", '', '', ''),
@@ -67,7 +67,7 @@ const FACTS = `
     ('v'::"char", c.device, '', ''),
     ('r'::"char", c.referrer, '', ''),
     ('h'::"char", to_char(c.at AT TIME ZONE 'UTC', 'HH24'), '', '')
-  ) AS k(kind, a, b, c)
+  ) AS k(kind, value, region, city)
   WHERE NOT c.bot AND c.domain_id = $1`
 
 /** Every table the click writer keeps, read back, beside the same figures computed from `clicks`. */
@@ -79,9 +79,10 @@ const stored = (domainId: number) =>
       Effect.map(Effect.all([query(kept), query(computed)]), ([actual, expected]) => ({ actual, expected }))
     return {
       perLink: yield* pair(
-        `SELECT r.link_id, r.kind, r.day::text, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
+        `SELECT r.link_id, r.kind, r.day::text, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups r
          JOIN links l ON l.id = r.link_id WHERE l.domain_id = $1 ORDER BY 1, 2, 3, 4, 5, 6`,
-        `SELECT link_id, kind, day::text, a, b, c, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+        `SELECT link_id, kind, day::text, value, region, city, count(*)::int AS clicks,
+           (count(*) FILTER (WHERE qr))::int AS scans
          FROM (${FACTS}) f GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
       ),
       perLinkMonth: yield* pair(
@@ -92,15 +93,16 @@ const stored = (domainId: number) =>
          FROM (${FACTS}) f WHERE kind = 'd' GROUP BY 1, 2 ORDER BY 1, 2`
       ),
       perUser: yield* pair(
-        `SELECT user_id, kind, day::text, a, b, c, clicks, scans FROM click_rollups_user WHERE domain_id = $1
+        `SELECT user_id, kind, day::text, value, region, city, clicks, scans FROM click_rollups_user WHERE domain_id = $1
          ORDER BY 1, 2, 3, 4, 5, 6`,
-        `SELECT user_id, kind, day::text, a, b, c, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+        `SELECT user_id, kind, day::text, value, region, city, count(*)::int AS clicks,
+           (count(*) FILTER (WHERE qr))::int AS scans
          FROM (${FACTS}) f WHERE kind <> 'h' GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
       ),
       perUserMonth: yield* pair(
-        `SELECT user_id, kind, month::text, a, b, c, clicks, scans FROM click_rollups_user_month WHERE domain_id = $1
-         ORDER BY 1, 2, 3, 4, 5, 6`,
-        `SELECT user_id, kind, date_trunc('month', day)::date::text AS month, a, b, c, count(*)::int AS clicks,
+        `SELECT user_id, kind, month::text, value, region, city, clicks, scans FROM click_rollups_user_month
+         WHERE domain_id = $1 ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT user_id, kind, date_trunc('month', day)::date::text AS month, value, region, city, count(*)::int AS clicks,
            (count(*) FILTER (WHERE qr))::int AS scans
          FROM (${FACTS}) f WHERE kind IN ('g', 'v', 'r') GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
       ),
@@ -228,7 +230,7 @@ describe("ClickBatch", () => {
           ["2025-01-31", 1, 1],
           ["2025-02-01", 1, 0]
         ])
-        expect(rollups.filter((row) => row.kind === "h").map((row) => row.a)).toEqual(["23", "00"])
+        expect(rollups.filter((row) => row.kind === "h").map((row) => row.value)).toEqual(["23", "00"])
         expect(rollups.filter((row) => row.kind === "g")).toHaveLength(2)
         expect(visitors).toHaveLength(1)
   })

@@ -1,4 +1,5 @@
 import type pg from "pg"
+import { clickRollupRows, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "../../src/Clicks/Rollups.ts"
 
 /**
  * Bulk loading of synthetic clicks for bench/analytics: the clicks themselves by INSERT ... SELECT
@@ -38,8 +39,7 @@ export interface LoadTimings {
   readonly visitorsMs: number
   readonly linksMs: number
   readonly vacuumMs: number
-  /** Whether the schema has the hour-of-day rollups (kind 'h') and `link_visitors`. */
-  readonly hourly: boolean
+  /** Whether the schema has `link_visitors`. */
   readonly visitorsTable: boolean
 }
 
@@ -161,15 +161,6 @@ export const monthsOf = (from: Date, to: Date) => {
 const exists = async (client: pg.Client, relation: string) =>
   (await client.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [relation])).rows[0]?.found === true
 
-/** Whether click_rollups accepts kind 'h' (the hour-of-day rollups are newer than the table). */
-const hasHourKind = async (client: pg.Client) => {
-  const { rows } = await client.query<{ definition: string }>(
-    `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint
-     WHERE conrelid = 'click_rollups'::regclass AND contype = 'c'`
-  )
-  return rows.some((row) => row.definition.includes("'h'"))
-}
-
 const timed = async (work: () => Promise<unknown>) => {
   const started = performance.now()
   await work()
@@ -198,7 +189,6 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
   const { log } = options
   const first = clients[0]
   if (first === undefined) throw new Error("loadClicks needs a connection")
-  const hourly = await hasHourKind(first)
   const visitorsTable = await exists(first, "link_visitors")
   for (const client of clients) {
     // Not synchronous_commit = off: it gains nothing on a few dozen large statements, and VACUUM
@@ -299,54 +289,47 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
   )
 
   // Rollups, per month (a UTC day lies in one month, so the months' rows never meet): the same
-  // groupings, values and counts as the `facts` of ClickRepo.insert.
-  const kinds = [
-    `('d'::"char", '', '', '')`,
-    `('g'::"char", coalesce(i.country, ''), coalesce(i.region, ''), coalesce(i.city, ''))`,
-    `('v'::"char", i.device, '', '')`,
-    `('r'::"char", i.referrer, '', '')`,
-    ...(hourly ? [`('h'::"char", to_char(i.at AT TIME ZONE 'UTC', 'HH24'), '', '')`] : [])
-  ]
+  // kinds, keys and counts as the `facts` of ClickRepo.insert.
   const rollupsMs = await timed(() =>
     spread(clients, chunks, async (client, chunk) => {
       const ms = await timed(async () => {
         await client.query(
-          `INSERT INTO click_rollups (link_id, kind, day, a, b, c, clicks, scans)
-           SELECT f.link_id, f.kind, f.day, f.a, f.b, f.c, count(*), count(*) FILTER (WHERE f.qr)
+          `INSERT INTO click_rollups (link_id, kind, day, value, region, city, clicks, scans)
+           SELECT f.link_id, f.kind, f.day, f.value, f.region, f.city, count(*), count(*) FILTER (WHERE f.qr)
            FROM (
-             SELECT i.link_id, (i.at AT TIME ZONE 'UTC')::date AS day, i.qr, k.kind, k.a, k.b, k.c
+             SELECT i.link_id, (i.at AT TIME ZONE 'UTC')::date AS day, i.qr, k.kind, k.value, k.region, k.city
              FROM ${chunk.name} i
              JOIN links l ON l.id = i.link_id
-             CROSS JOIN LATERAL (VALUES ${kinds.join(", ")}) AS k(kind, a, b, c)
+             CROSS JOIN LATERAL (VALUES ${clickRollupRows("i")}) AS k(kind, value, region, city)
              WHERE NOT i.bot
            ) f
-           GROUP BY f.link_id, f.kind, f.day, f.a, f.b, f.c
-           ORDER BY f.link_id, f.kind, f.day, f.a, f.b, f.c`
+           GROUP BY f.link_id, f.kind, f.day, f.value, f.region, f.city
+           ORDER BY f.link_id, f.kind, f.day, f.value, f.region, f.city`
         )
         // Per owner: the per-link rows of the month summed over the domain's links of each owner.
         await client.query(
-          `INSERT INTO click_rollups_user (domain_id, user_id, kind, day, a, b, c, clicks, scans)
-           SELECT l.domain_id, l.user_id, r.kind, r.day, r.a, r.b, r.c, sum(r.clicks), sum(r.scans)
+          `INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans)
+           SELECT l.domain_id, l.user_id, r.kind, r.day, r.value, r.region, r.city, sum(r.clicks), sum(r.scans)
            FROM click_rollups r JOIN links l ON l.id = r.link_id
-           WHERE r.day >= $1::date AND r.day < $2::date AND r.kind <> 'h'
-           GROUP BY l.domain_id, r.kind, r.day, l.user_id, r.a, r.b, r.c
-           ORDER BY l.domain_id, r.kind, r.day, l.user_id, r.a, r.b, r.c`,
+           WHERE r.day >= $1::date AND r.day < $2::date AND ${kindIn(OWNER_KINDS, "r")}
+           GROUP BY l.domain_id, r.kind, r.day, l.user_id, r.value, r.region, r.city
+           ORDER BY l.domain_id, r.kind, r.day, l.user_id, r.value, r.region, r.city`,
           [chunk.start.toISOString().slice(0, 10), chunk.end.toISOString().slice(0, 10)]
         )
         // And per owner and month: a chunk is one calendar month, so each key is written once.
         await client.query(
-          `INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, a, b, c, clicks, scans)
-           SELECT domain_id, user_id, kind, date_trunc('month', day)::date, a, b, c, sum(clicks), sum(scans)
-           FROM click_rollups_user
-           WHERE day >= $1::date AND day < $2::date AND kind IN ('g', 'v', 'r')
-           GROUP BY domain_id, kind, date_trunc('month', day), user_id, a, b, c`,
+          `INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, value, region, city, clicks, scans)
+           SELECT domain_id, user_id, kind, date_trunc('month', day)::date, value, region, city, sum(clicks), sum(scans)
+           FROM click_rollups_user r
+           WHERE day >= $1::date AND day < $2::date AND ${kindIn(OWNER_MONTH_KINDS, "r")}
+           GROUP BY domain_id, kind, date_trunc('month', day), user_id, value, region, city`,
           [chunk.start.toISOString().slice(0, 10), chunk.end.toISOString().slice(0, 10)]
         )
         await client.query(
           `INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
            SELECT link_id, date_trunc('month', day)::date, sum(clicks), sum(scans)
-           FROM click_rollups
-           WHERE day >= $1::date AND day < $2::date AND kind = 'd'
+           FROM click_rollups r
+           WHERE day >= $1::date AND day < $2::date AND ${kindIs("day", "r")}
            GROUP BY link_id, date_trunc('month', day)`,
           [chunk.start.toISOString().slice(0, 10), chunk.end.toISOString().slice(0, 10)]
         )
@@ -378,7 +361,7 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
        FROM (
          SELECT r.link_id, sum(r.clicks)::int8 AS clicks,
                 (SELECT max(c.at) FROM clicks c WHERE c.link_id = r.link_id AND NOT c.bot) AS last
-         FROM click_rollups r WHERE r.kind = 'd' GROUP BY r.link_id
+         FROM click_rollups r WHERE ${kindIs("day", "r")} GROUP BY r.link_id
        ) t
        WHERE links.id = t.link_id`
     )
@@ -401,5 +384,5 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
   log(`  VACUUM (ANALYZE) in ${(vacuumMs / 1000).toFixed(1)} s`)
   await first.query("DROP TABLE bench_link_rank, bench_place, bench_referrer")
   for (const client of clients) await client.query("RESET work_mem; RESET maintenance_work_mem")
-  return { months: chunks.length, clicksMs, rollupsMs, visitorsMs, linksMs, vacuumMs, hourly, visitorsTable }
+  return { months: chunks.length, clicksMs, rollupsMs, visitorsMs, linksMs, vacuumMs, visitorsTable }
 }

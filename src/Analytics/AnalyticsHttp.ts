@@ -7,7 +7,8 @@ import { ApiError } from "../Platform/ApiError.ts"
 import { makeMeta, offsetOf, type PageRequest } from "../Platform/Pagination.ts"
 import { pageRequest } from "../Platform/ApiVersion.ts"
 import type { Caller } from "../Accounts/User.ts"
-import { AnalyticsRepo, type GroupRow, type Kind, type LinkFilter, type Scope, type ValueFilters } from "./AnalyticsRepo.ts"
+import { AnalyticsRepo, type GroupRow, type LinkFilter, type Scope, type ValueFilters } from "./AnalyticsRepo.ts"
+import type { RollupKind } from "../Clicks/Rollups.ts"
 import { LinkRepo, type Viewer } from "../Links/LinkRepo.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { viewerOf } from "../Links/LinkAccess.ts"
@@ -152,7 +153,7 @@ export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handler
       })
 
     const grouped =
-      <R>(kind: Kind, width: 1 | 2 | 3, shape: (row: GroupRow) => R) =>
+      <R>(kind: RollupKind, width: 1 | 2 | 3, shape: (row: GroupRow) => R) =>
       (request: HttpServerRequest.HttpServerRequest, scope: Scope, params: SharedParams & ValueFilters) =>
         Effect.gen(function* () {
           const window = yield* windowOf(params)
@@ -161,11 +162,12 @@ export const AnalyticsHttpLive = HttpApiBuilder.group(Api, "analytics", (handler
           return paged(request, page, found.rows.map(shape), found.total)
         })
 
-    const byCountry = grouped("g", 1, (row) => ({ country: row.a, count: row.count }))
-    const byRegion = grouped("g", 2, (row) => ({ country: row.a, region: row.b, count: row.count }))
-    const byCity = grouped("g", 3, (row) => ({ country: row.a, region: row.b, city: row.c, count: row.count }))
-    const byDevice = grouped("v", 1, (row) => ({ device: row.a ?? "other", count: row.count }))
-    const byReferrer = grouped("r", 1, (row) => ({ referrer: row.a ?? "direct", count: row.count }))
+    // A place's value is its country.
+    const byCountry = grouped("place", 1, (row) => ({ country: row.value, count: row.count }))
+    const byRegion = grouped("place", 2, (row) => ({ country: row.value, region: row.region, count: row.count }))
+    const byCity = grouped("place", 3, (row) => ({ country: row.value, region: row.region, city: row.city, count: row.count }))
+    const byDevice = grouped("device", 1, (row) => ({ device: row.value ?? "other", count: row.count }))
+    const byReferrer = grouped("referrer", 1, (row) => ({ referrer: row.value ?? "direct", count: row.count }))
 
     return handlers
       .handle("clicked", ({ path, urlParams, request }) =>

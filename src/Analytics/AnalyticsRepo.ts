@@ -3,9 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { type AnalyticsWindow, type Edge, isoDate, monthsOf, planWindow } from "./AnalyticsWindow.ts"
 import { keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
-
-/** A rollup grouping: the day, geography (country, region, city), device, referrer, hour of day. */
-export type Kind = "d" | "g" | "v" | "r" | "h"
+import { clickKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
 
 /** The links of a domain whose clicks a report counts; unset filters match every link. */
 export interface LinkFilter {
@@ -43,20 +41,16 @@ export interface Page {
   readonly offset: number
 }
 
+/** A group's key values (null when unknown or not part of the grouping) and its clicks. */
 export interface GroupRow {
-  readonly a: string | null
-  readonly b: string | null
-  readonly c: string | null
+  readonly value: string | null
+  readonly region: string | null
+  readonly city: string | null
   readonly count: number
 }
 
-const rawValues: Record<Kind, string> = {
-  d: "'' AS a, '' AS b, '' AS c",
-  g: "coalesce(c.country, '') AS a, coalesce(c.region, '') AS b, coalesce(c.city, '') AS c",
-  v: "c.device AS a, '' AS b, '' AS c",
-  r: "c.referrer AS a, '' AS b, '' AS c",
-  h: "to_char(c.at AT TIME ZONE 'UTC', 'HH24') AS a, '' AS b, '' AS c"
-}
+/** The first `width` key columns of the rows `s`, as SQL. */
+const groupKeys = (width: 1 | 2 | 3) => KEY_COLUMNS.slice(0, width).map((column) => `s.${column}`)
 
 /** The read side of click analytics (spec E16-E30, R1), over the rollups of `sql/0005_analytics.sql`. */
 export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRepo", {
@@ -93,18 +87,19 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const unionAll = sql.join(" UNION ALL ", false)
 
     /**
-     * Rows `(link_id, day, a, b, c, clicks, scans)` of one grouping over the window: whole days
+     * Rows `(link_id, day, value, region, city, clicks, scans)` of one kind over the window: whole days
      * from the rollups, the partial days at the edges from the non-bot clicks themselves.
      */
-    const source = (scope: Scope, kind: Kind, window: AnalyticsWindow) => {
+    const source = (scope: Scope, kind: RollupKind, window: AnalyticsWindow) => {
       const plan = planWindow(window)
       const days = dateRange("day", plan.firstDay, plan.endDay)
-      const values = sql.unsafe(rawValues[kind])
+      const code = rollupCode(kind)
+      const values = sql.unsafe(clickKeyColumns(kind, "c"))
       const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
       if (scope._tag === "owners") {
         const owner = scope.userId === "all" ? sql`` : sql`AND r.user_id = ${scope.userId}`
-        // Day rows are grouped by day; the other groupings read whole months from the monthly rollups.
-        const split = kind === "d" ? undefined : monthsOf(plan)
+        // Day rows are grouped by day; the other kinds read whole months from the monthly rollups.
+        const split = kind === "day" ? undefined : monthsOf(plan)
         const dayRanges =
           split === undefined
             ? days
@@ -116,12 +111,12 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
             ? sql``
             : sql`
               UNION ALL
-              SELECT NULL::int8, r.month, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user_month r
-              WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind}
+              SELECT NULL::int8, r.month, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user_month r
+              WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code}
                 AND ${dateRange("month", split.firstMonth, split.endMonth)} ${owner}`
         const rolled = sql`
-          SELECT NULL::int8 AS link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups_user r
-          WHERE r.domain_id = ${scope.domainId} AND r.kind = ${kind} AND (${dayRanges}) ${owner}
+          SELECT NULL::int8 AS link_id, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user r
+          WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code} AND (${dayRanges}) ${owner}
           ${monthly}`
         const rawOwner = scope.userId === "all" ? sql`` : sql`AND l.user_id = ${scope.userId}`
         return unionAll([
@@ -135,8 +130,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
       }
       const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(scope.filter)}`
       const rolled = sql`
-        SELECT r.link_id, r.day, r.a, r.b, r.c, r.clicks, r.scans FROM click_rollups r
-        WHERE r.link_id IN (${chosen}) AND r.kind = ${kind} AND ${days}`
+        SELECT r.link_id, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups r
+        WHERE r.link_id IN (${chosen}) AND r.kind = ${code} AND ${days}`
       return unionAll([
         rolled,
         ...edgeRows(
@@ -151,34 +146,34 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const byDay = (scope: Scope, window: AnalyticsWindow) =>
       sql<{ day: number; count: number; scans: number }>`
         SELECT floor(extract(epoch FROM s.day::timestamp))::int8 AS day, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
-        FROM (${source(scope, "d", window)}) s GROUP BY s.day`
+        FROM (${source(scope, "day", window)}) s GROUP BY s.day`
 
     /** Clicks per hour of the day (0-23, UTC) with any click. */
     const byHour = (scope: Scope, window: AnalyticsWindow) =>
       sql<{ hour: string; count: number }>`
-        SELECT s.a AS hour, sum(s.clicks)::int8 AS count FROM (${source(scope, "h", window)}) s GROUP BY s.a`
+        SELECT s.value AS hour, sum(s.clicks)::int8 AS count FROM (${source(scope, "hour", window)}) s GROUP BY s.value`
 
     const valueConditions = (filters: ValueFilters): Array<Fragment> => [
-      ...(filters.country === undefined ? [] : [sql`upper(s.a) = upper(${filters.country})`]),
-      ...(filters.region === undefined ? [] : [sql`lower(s.b) = lower(${filters.region})`]),
-      ...(filters.city === undefined ? [] : [sql`lower(s.c) = lower(${filters.city})`]),
-      ...(filters.device === undefined ? [] : [sql`s.a = ${filters.device}`]),
-      ...(filters.referrer === undefined ? [] : [sql`lower(s.a) = lower(${filters.referrer})`])
+      ...(filters.country === undefined ? [] : [sql`upper(s.value) = upper(${filters.country})`]),
+      ...(filters.region === undefined ? [] : [sql`lower(s.region) = lower(${filters.region})`]),
+      ...(filters.city === undefined ? [] : [sql`lower(s.city) = lower(${filters.city})`]),
+      ...(filters.device === undefined ? [] : [sql`s.value = ${filters.device}`]),
+      ...(filters.referrer === undefined ? [] : [sql`lower(s.value) = lower(${filters.referrer})`])
     ]
 
     /**
      * One page of groups by the first `width` values (country; country and region; ...), most clicks
      * first, then the values ascending with unknown ones last; and the number of groups.
      */
-    const grouped = (scope: Scope, kind: Kind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters, page: Page) =>
+    const grouped = (scope: Scope, kind: RollupKind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters, page: Page) =>
       Effect.gen(function* () {
-        const columns = ["a", "b", "c"].slice(0, width)
-        const keys = sql.unsafe(columns.map((column) => `s.${column}`).join(", "))
-        const order = sql.unsafe(columns.map((column) => `s.${column} = '', s.${column} COLLATE "C"`).join(", "))
+        const columns = groupKeys(width)
+        const keys = sql.unsafe(columns.join(", "))
+        const order = sql.unsafe(columns.map((column) => `${column} = '', ${column} COLLATE "C"`).join(", "))
         const conditions = valueConditions(filters)
         const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
-        const rows = yield* sql<{ a: string; b: string | null; c: string | null; count: number; groups: number }>`
-          SELECT ${sql.unsafe(columns.map((column) => `s.${column}`).join(", "))}, sum(s.clicks)::int8 AS count,
+        const rows = yield* sql<{ value: string; region?: string; city?: string; count: number; groups: number }>`
+          SELECT ${keys}, sum(s.clicks)::int8 AS count,
                  count(*) OVER ()::int8 AS groups
           FROM (${source(scope, kind, window)}) s ${where}
           GROUP BY ${keys}
@@ -189,13 +184,13 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         const known = (value: string | null | undefined) => (value === undefined || value === null || value === "" ? null : value)
         return {
           total,
-          rows: rows.map((row): GroupRow => ({ a: known(row.a), b: known(row.b), c: known(row.c), count: row.count }))
+          rows: rows.map((row): GroupRow => ({ value: known(row.value), region: known(row.region), city: known(row.city), count: row.count }))
         }
       })
 
     // Asked only for a page past the last one, where the page itself cannot say how many groups there are.
-    const countGroups = (scope: Scope, kind: Kind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters) => {
-      const keys = sql.unsafe(["a", "b", "c"].slice(0, width).map((column) => `s.${column}`).join(", "))
+    const countGroups = (scope: Scope, kind: RollupKind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters) => {
+      const keys = sql.unsafe(groupKeys(width).join(", "))
       const conditions = valueConditions(filters)
       const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
       return Effect.map(
@@ -223,7 +218,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
                   AND ${dateRange("month", split.firstMonth, split.endMonth)}`
             ]
       const days = split.days.map(
-        (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen}) AND r.kind = 'd'
+        (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen})
+                       AND ${sql.unsafe(kindIs("day", "r"))}
                        AND ${dateRange("day", range.from, range.to)}`
       )
       const edges = edgeRows(plan.edges, (sign) => sql`SELECT c.link_id, ${sign} FROM clicks c WHERE c.link_id IN (${chosen})`)
@@ -259,7 +255,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         sql<{ total: number; scans: number; unique: number }>`
           SELECT coalesce(sum(clicks), 0)::int8 AS total, coalesce(sum(scans), 0)::int8 AS scans,
                  (SELECT count(*) FROM link_visitors WHERE link_id = ${linkId})::int8 AS unique
-          FROM click_rollups WHERE link_id = ${linkId} AND kind = 'd'`,
+          FROM click_rollups r WHERE r.link_id = ${linkId} AND ${sql.unsafe(kindIs("day", "r"))}`,
         (rows) => rows[0] ?? { total: 0, scans: 0, unique: 0 }
       )
 

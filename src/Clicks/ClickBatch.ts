@@ -1,4 +1,5 @@
 import type { ClickRow } from "./ClickRepo.ts"
+import { type RollupCode, type RollupKind, rollupCode } from "./Rollups.ts"
 
 /** Non-bot clicks of one link in a batch, and the latest of them (ISO 8601). */
 export interface LinkTotal {
@@ -7,16 +8,17 @@ export interface LinkTotal {
   readonly last: string
 }
 
-/** One row of `click_rollups` summed over a batch: the same kinds and values as the SQL `facts`. */
+/** One row of `click_rollups` summed over a batch: the same kinds and keys as the SQL `facts`. */
 export interface RollupRow {
   readonly link_id: number
   readonly domain_id: number
-  readonly kind: "d" | "g" | "v" | "r" | "h"
+  /** As stored: the rows go to the database as they are. */
+  readonly kind: RollupCode
   /** UTC day, YYYY-MM-DD. */
   readonly day: string
-  readonly a: string
-  readonly b: string
-  readonly c: string
+  readonly value: string
+  readonly region: string
+  readonly city: string
   readonly clicks: number
   readonly scans: number
 }
@@ -119,16 +121,16 @@ export class ClickBatch {
       const { link_id, domain_id } = link
       links.push({ link_id, clicks: link.clicks, last: link.last })
       for (const [day, counts] of link.days) {
-        const row = (kind: RollupRow["kind"], a: string, b: string, c: string, { clicks, scans }: Tally) =>
-          rollups.push({ link_id, domain_id, kind, day, a, b, c, clicks, scans })
-        row("d", "", "", "", counts)
+        const row = (kind: RollupKind, value: string, region: string, city: string, { clicks, scans }: Tally) =>
+          rollups.push({ link_id, domain_id, kind: rollupCode(kind), day, value, region, city, clicks, scans })
+        row("day", "", "", "", counts)
         for (const [place, counted] of counts.places) {
           const [country = "", region = "", city = ""] = place.split(PLACE_SEPARATOR)
-          row("g", country, region, city, counted)
+          row("place", country, region, city, counted)
         }
-        for (const [device, counted] of counts.devices) row("v", device, "", "", counted)
-        for (const [referrer, counted] of counts.referrers) row("r", referrer, "", "", counted)
-        for (const [hour, counted] of counts.hours) row("h", hour, "", "", counted)
+        for (const [device, counted] of counts.devices) row("device", device, "", "", counted)
+        for (const [referrer, counted] of counts.referrers) row("referrer", referrer, "", "", counted)
+        for (const [hour, counted] of counts.hours) row("hour", hour, "", "", counted)
       }
       for (const ip_hash of link.visitors) visitors.push({ link_id, ip_hash })
     }

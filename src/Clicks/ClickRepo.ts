@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { ClickBatch } from "./ClickBatch.ts"
+import { clickRollupRows, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
 
 /** A click as stored: enriched, the client IP only as a keyed hash (hex). */
 export interface ClickRow {
@@ -43,43 +44,48 @@ const LINK_COUNTS = `
 
 /**
  * The rollup upserts shared by both write paths, from `facts`: non-bot clicks of existing links summed
- * per (link_id, domain_id, user_id, kind, day, a, b, c) into `clicks` and `scans`. Rows are written in
- * key order, so concurrent batches cannot deadlock.
+ * per (link_id, domain_id, user_id, kind, day, value, region, city) into `clicks` and `scans`. Rows are
+ * written in key order, so concurrent batches cannot deadlock.
  */
 const ROLLUP_UPSERTS = `
   per_link AS (
-    INSERT INTO click_rollups (link_id, kind, day, a, b, c, clicks, scans)
-    SELECT link_id, kind, day, a, b, c, sum(clicks), sum(scans)
-    FROM facts GROUP BY link_id, kind, day, a, b, c ORDER BY link_id, kind, day, a, b, c
-    ON CONFLICT (link_id, kind, day, a, b, c)
+    INSERT INTO click_rollups (link_id, kind, day, value, region, city, clicks, scans)
+    SELECT link_id, kind, day, value, region, city, sum(clicks), sum(scans)
+    FROM facts GROUP BY link_id, kind, day, value, region, city ORDER BY link_id, kind, day, value, region, city
+    ON CONFLICT (link_id, kind, day, value, region, city)
     DO UPDATE SET clicks = click_rollups.clicks + excluded.clicks, scans = click_rollups.scans + excluded.scans
   ),
   per_link_month AS (
     INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
     SELECT link_id, date_trunc('month', day)::date AS month, sum(clicks), sum(scans)
-    FROM facts WHERE kind = 'd'
+    FROM facts WHERE ${kindIs("day", "facts")}
     GROUP BY link_id, month ORDER BY link_id, month
     ON CONFLICT (link_id, month)
     DO UPDATE SET clicks = click_rollups_link_month.clicks + excluded.clicks,
                   scans = click_rollups_link_month.scans + excluded.scans
   ),
   per_user AS (
-    INSERT INTO click_rollups_user (domain_id, user_id, kind, day, a, b, c, clicks, scans)
-    SELECT domain_id, user_id, kind, day, a, b, c, sum(clicks), sum(scans)
-    FROM facts WHERE kind <> 'h'
-    GROUP BY domain_id, kind, day, user_id, a, b, c ORDER BY domain_id, kind, day, user_id, a, b, c
-    ON CONFLICT (domain_id, kind, day, user_id, a, b, c)
+    INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans)
+    SELECT domain_id, user_id, kind, day, value, region, city, sum(clicks), sum(scans)
+    FROM facts WHERE ${kindIn(OWNER_KINDS, "facts")}
+    GROUP BY domain_id, kind, day, user_id, value, region, city
+    ORDER BY domain_id, kind, day, user_id, value, region, city
+    ON CONFLICT (domain_id, kind, day, user_id, value, region, city)
     DO UPDATE SET clicks = click_rollups_user.clicks + excluded.clicks, scans = click_rollups_user.scans + excluded.scans
   ),
   per_user_month AS (
-    INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, a, b, c, clicks, scans)
-    SELECT domain_id, user_id, kind, date_trunc('month', day)::date AS month, a, b, c, sum(clicks), sum(scans)
-    FROM facts WHERE kind IN ('g', 'v', 'r')
-    GROUP BY domain_id, kind, month, user_id, a, b, c ORDER BY domain_id, kind, month, user_id, a, b, c
-    ON CONFLICT (domain_id, kind, month, user_id, a, b, c)
+    INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, value, region, city, clicks, scans)
+    SELECT domain_id, user_id, kind, date_trunc('month', day)::date AS month, value, region, city, sum(clicks), sum(scans)
+    FROM facts WHERE ${kindIn(OWNER_MONTH_KINDS, "facts")}
+    GROUP BY domain_id, kind, month, user_id, value, region, city
+    ORDER BY domain_id, kind, month, user_id, value, region, city
+    ON CONFLICT (domain_id, kind, month, user_id, value, region, city)
     DO UPDATE SET clicks = click_rollups_user_month.clicks + excluded.clicks,
                   scans = click_rollups_user_month.scans + excluded.scans
   )`
+
+/** The rollup rows each inserted click `i` counts in. */
+const CLICK_ROLLUP_ROWS = clickRollupRows("i")
 
 const monthStart = (year: number, month: number) => new Date(Date.UTC(year, month, 1))
 
@@ -144,17 +150,11 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
           ),
           ${sql.literal(LINK_COUNTS)},
           facts AS (
-            SELECT i.link_id, i.domain_id, u.user_id, (i.at AT TIME ZONE 'UTC')::date AS day, k.kind, k.a, k.b, k.c,
-                   count(*) AS clicks, count(*) FILTER (WHERE i.qr) AS scans
+            SELECT i.link_id, i.domain_id, u.user_id, (i.at AT TIME ZONE 'UTC')::date AS day, k.kind, k.value, k.region,
+                   k.city, count(*) AS clicks, count(*) FILTER (WHERE i.qr) AS scans
             FROM inserted i
             JOIN updated u ON u.id = i.link_id
-            CROSS JOIN LATERAL (VALUES
-              ('d'::"char", '', '', ''),
-              ('g'::"char", coalesce(i.country, ''), coalesce(i.region, ''), coalesce(i.city, '')),
-              ('v'::"char", i.device, '', ''),
-              ('r'::"char", i.referrer, '', ''),
-              ('h'::"char", to_char(i.at AT TIME ZONE 'UTC', 'HH24'), '', '')
-            ) AS k(kind, a, b, c)
+            CROSS JOIN LATERAL (VALUES ${sql.literal(CLICK_ROLLUP_ROWS)}) AS k(kind, value, region, city)
             WHERE NOT i.bot
             GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
           ),
@@ -203,7 +203,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
               facts AS (
                 SELECT r.*, u.user_id
                 FROM json_to_recordset(${JSON.stringify(rollups)}::json) AS r(
-                  link_id bigint, domain_id bigint, kind "char", day date, a text, b text, c text, clicks int, scans int)
+                  link_id bigint, domain_id bigint, kind "char", day date, value text, region text, city text, clicks int, scans int)
                 JOIN updated u ON u.id = r.link_id
               ),
               ${sql.literal(ROLLUP_UPSERTS)},
