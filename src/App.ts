@@ -10,6 +10,7 @@ import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Auth/AuthenticationLive.ts"
 import { DomainAccess } from "./Domains/DomainAccess.ts"
+import { Domains } from "./Domains/Domains.ts"
 import { AnalyticsHttpLive } from "./Analytics/AnalyticsHttp.ts"
 import { AuthHttpLive } from "./Auth/AuthHttp.ts"
 import { DomainsHttpLive } from "./Domains/DomainsHttp.ts"
@@ -67,7 +68,7 @@ export const coreLayer = (database: Database) => {
     UrlChecker.layer,
     QrRenderer.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default))
-  const topLevel = Layer.merge(Accounts.Default, Scheduler.Default)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
 

@@ -1,7 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import type { Caller } from "../src/Accounts/User.ts"
+import { Domains } from "../src/Domains/Domains.ts"
 import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
+import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 let serial = 0
@@ -250,6 +253,49 @@ describe("domains (E3, E7, E8, E9, E10)", () => {
         }
         const unchanged = yield* call("GET", `/api/v4/domains/${id}`, { token: admin.token })
         expect(at(unchanged.body, "objects", 0, "status")).toBe("active")
+      })
+    )
+
+    it.effect("the OpenAPI document lists, per operation, the codes each status can carry", () =>
+      Effect.gen(function* () {
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        expect(documentedCodes(document, "/api/v4/domains", "post", "400")).toEqual(
+          expect.arrayContaining([10153, 10400, 10401, 10402, 10403, 10407])
+        )
+        expect(documentedCodes(document, "/api/v4/domains", "post", "403")).toContain(10003)
+        expect(documentedCodes(document, "/api/v4/domains/{domain_id}", "patch", "400")).toEqual(
+          expect.arrayContaining([10404, 10405, 10406])
+        )
+        expect(documentedCodes(document, "/api/v4/domains/{domain_id}", "patch", "404")).toContain(10101)
+        expect(documentedCodes(document, "/api/v4/domains/{domain_id}", "get", "404")).toContain(10101)
+      })
+    )
+
+    it.effect("the Domains service is usable without HTTP: failures are tagged, with their code and message", () =>
+      Effect.gen(function* () {
+        const domains = yield* Domains
+        const admin = yield* newUser()
+        const caller: Caller = {
+          userId: admin.userId,
+          accountId: admin.accountId,
+          email: admin.email,
+          nickname: "admin",
+          role: "account_admin",
+          plan: "enterprise",
+          linkQuota: null
+        }
+        const name = uniqueName("svc")
+        const domain = yield* domains.create(caller, { domain: name, homepage: "https://example.com" })
+        expect(domain).toMatchObject({ domain: name, homepage: "https://example.com/" })
+        const taken = yield* Effect.flip(domains.create(caller, { domain: name }))
+        expect(taken).toMatchObject({ _tag: "DomainExists", code: 10401, message: `domain ${name} already exists` })
+        const invalid = yield* Effect.flip(domains.create(caller, { domain: "nodot", url_404: "ftp://x" }))
+        expect(invalid).toMatchObject({ _tag: "InvalidInput", problems: [{ code: 10400 }, { code: 10402 }] })
+        const missing = yield* domains.byId(caller, domain.id + 1_000_000).pipe(
+          Effect.as("found"),
+          Effect.catchTag("DomainNotFound", (failure) => Effect.succeed(failure.code))
+        )
+        expect(missing).toBe(10101)
       })
     )
   })

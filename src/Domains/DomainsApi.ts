@@ -4,6 +4,15 @@ import { Domain } from "./Domain.ts"
 import { Meta } from "../Platform/Pagination.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { coded, PathId, required } from "../Platform/Coded.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import {
+  DomainExists,
+  DomainNotFound,
+  NotAccountAdmin,
+  UpdateOperationUnsupported,
+  UpdatePathUnsupported,
+  UpdateValueInvalid
+} from "./DomainErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
@@ -39,23 +48,35 @@ export class DomainsApi extends HttpApiGroup.make("domains")
         })
       )
       .addSuccess(DomainList)
+      .addError(answers(DomainNotFound))
+      .addError(answersInvalidInput(10408, 10153))
       .annotate(OpenApi.Description, "E3: the caller's active domains, or E8 with domain_name: one domain by name")
   )
   .add(
     HttpApiEndpoint.get("byId")`/domains/${domainId}`
       .addSuccess(DomainList)
+      .addError(answers(DomainNotFound))
       .annotate(OpenApi.Description, "E7: one domain by id")
   )
   .add(
     HttpApiEndpoint.post("create", "/domains")
       .setPayload(CreateDomain)
       .addSuccess(DomainList)
+      .addError(answers(DomainExists))
+      .addError(answers(NotAccountAdmin))
+      .addError(answersInvalidInput(10400, 10402, 10403, 10407, 10153))
       .annotate(OpenApi.Description, "E9: create a domain (account admins)")
   )
   .add(
     HttpApiEndpoint.patch("update")`/domains/${domainId}`
       .setPayload(UpdateDomain)
       .addSuccess(DomainList)
+      .addError(answers(DomainNotFound))
+      .addError(answers(NotAccountAdmin))
+      .addError(answers(UpdateOperationUnsupported))
+      .addError(answers(UpdatePathUnsupported))
+      .addError(answers(UpdateValueInvalid))
+      .addError(answersInvalidInput(10404, 10405, 10406, 10153))
       .annotate(OpenApi.Description, "E10: replace a domain's status, homepage or url_404 (account admins)")
   )
   .middleware(Authentication) {}

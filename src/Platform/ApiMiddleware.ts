@@ -4,7 +4,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, LogLevel, Option } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
-import { ApiError } from "./ApiError.ts"
+import { ApiError, ErrorItem } from "./ApiError.ts"
+import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import { recordHttpRequest } from "./Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
@@ -40,11 +41,16 @@ const isMultipart = (request: HttpServerRequest.HttpServerRequest) => {
 const unavailable = (error: SqlError) =>
   /connect|terminat|timeout|ECONN|EPIPE|socket/i.test(`${error.message} ${String(error.cause)}`)
 
+const items = ([first, ...rest]: InvalidInput["problems"]) =>
+  [new ErrorItem(first), ...rest.map((problem) => new ErrorItem(problem))] as const
+
 /** Every failure that reaches the edge, as the catalogue error it is answered with. */
 const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function* () {
     const failure = Cause.squash(cause)
     if (failure instanceof ApiError) return failure
+    if (failure instanceof InvalidInput) return ApiError.all(items(failure.problems))
+    if (isCodedFailure(failure)) return ApiError.all([new ErrorItem({ code: failure.code, message: failure.message })])
     if (failure instanceof HttpApiError.HttpApiDecodeError) return fromDecodeError(failure)
     if (typeof failure === "object" && failure !== null && "_tag" in failure) {
       if (failure._tag === "RouteNotFound") return ApiError.of(10151, request.method, new URL(request.url, "http://x").pathname)

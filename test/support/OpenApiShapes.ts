@@ -22,3 +22,21 @@ export const linkTotalsShapes = (document: unknown, prefix: "/api/v4" | "/api/v3
   const alternatives = Array.isArray(body.anyOf) ? body.anyOf : [body]
   return alternatives.map((alternative) => Object.keys(object(resolve(document, alternative).properties)).sort())
 }
+
+/** The error codes an OpenAPI document says one operation answers with `status` (every alternative, references followed). */
+export const documentedCodes = (document: unknown, path: string, method: string, status: string): ReadonlyArray<number> => {
+  const response = object(object(object(object(object(object(document).paths)[path])[method]).responses)[status])
+  const codes = new Set<number>()
+  const visit = (schema: unknown): void => {
+    const resolved = resolve(document, schema)
+    for (const alternative of Array.isArray(resolved.anyOf) ? resolved.anyOf : []) visit(alternative)
+    const errors = object(object(resolved.properties).errors)
+    const items = [errors.items, ...(Array.isArray(errors.prefixItems) ? errors.prefixItems : [])]
+    for (const item of items) {
+      const code = object(object(resolve(document, item).properties).code)
+      for (const value of Array.isArray(code.enum) ? code.enum : []) if (typeof value === "number") codes.add(value)
+    }
+  }
+  visit(object(object(response.content)["application/json"]).schema)
+  return [...codes].sort()
+}

@@ -1,0 +1,102 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { ErrorCatalogue, type ErrorCode, formatMessage } from "./ErrorCatalogue.ts"
+
+/**
+ * A failure of a use case, one class per failure (`class DomainExists extends Failure("DomainExists",
+ * 10401) {}`): it carries its catalogue code, and so its status, and its message, made from the
+ * catalogue's template by `of(...values)`. Use cases fail with these; only the API edge turns them
+ * into `{errors: [{code, message}]}`.
+ */
+export const Failure = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, code: Code) =>
+  class extends Schema.TaggedError<{ readonly _tag: Tag; readonly message: string }>()(tag, { message: Schema.String }) {
+    static readonly code: Code = code
+    static of<T>(this: new (props: { readonly message: string }) => T, ...values: ReadonlyArray<string>): T {
+      return new this({ message: formatMessage(ErrorCatalogue[code].message, values) })
+    }
+    get code(): Code {
+      return code
+    }
+  }
+
+export interface CodedFailure {
+  readonly _tag: string
+  readonly code: ErrorCode
+  readonly message: string
+}
+
+export const isCodedFailure = (value: unknown): value is CodedFailure =>
+  typeof value === "object" &&
+  value !== null &&
+  "_tag" in value &&
+  "code" in value &&
+  typeof value.code === "number" &&
+  value.code in ErrorCatalogue &&
+  "message" in value &&
+  typeof value.message === "string"
+
+interface FailureClass<E, I> extends Schema.Schema<E, I> {
+  new (props: { readonly message: string }): E
+  readonly code: ErrorCode
+}
+
+/**
+ * How an endpoint declares that it can answer `failure`: its wire body, with its code as a literal
+ * (so the OpenAPI document and a derived client know it) and its catalogue status.
+ */
+export const answers = <E extends { readonly message: string }, I>(failure: FailureClass<E, I>) => {
+  const entry = ErrorCatalogue[failure.code]
+  const Wire = Schema.Struct({
+    errors: Schema.Tuple(Schema.Struct({ code: Schema.Literal(failure.code), message: Schema.String }))
+  })
+  return Schema.transform(Wire, Schema.typeSchema(failure), {
+    strict: true,
+    decode: (wire) => new failure({ message: wire.errors[0].message }),
+    encode: (error) => ({ errors: [{ code: failure.code, message: error.message }] as const })
+  }).annotations(HttpApiSchema.annotations({ status: entry.status, description: `${failure.code}: ${entry.description}` }))
+}
+
+const Problem = Schema.Struct({ code: Schema.Int, message: Schema.String })
+
+/**
+ * What is wrong with a request's input, every problem with its own code, reported at once (the
+ * status is the first one's): from decoding (a value of the wrong type) or from the use case's
+ * rules (a value of the right type that the rules refuse).
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  problems: Schema.NonEmptyArray(Problem)
+}) {
+  static of(first: CodedFailure | ErrorCode, ...rest: ReadonlyArray<CodedFailure | ErrorCode>): InvalidInput {
+    const item = (problem: CodedFailure | ErrorCode) =>
+      typeof problem === "number"
+        ? { code: problem, message: formatMessage(ErrorCatalogue[problem].message, []) }
+        : { code: problem.code, message: problem.message }
+    return new InvalidInput({ problems: [item(first), ...rest.map(item)] })
+  }
+}
+
+/**
+ * How an endpoint declares the input problems it can answer, by code: a 400 body whose items carry
+ * one of these codes.
+ */
+export const answersInvalidInput = (...codes: readonly [ErrorCode, ...Array<ErrorCode>]) =>
+  Schema.transform(
+    Schema.Struct({ errors: Schema.NonEmptyArray(Schema.Struct({ code: Schema.Literal(...codes), message: Schema.String })) }),
+    Schema.typeSchema(InvalidInput),
+    {
+      strict: true,
+      decode: (wire) => new InvalidInput({ problems: wire.errors }),
+      encode: (error) => {
+        const item = (problem: typeof Problem.Type) => ({
+          code: codes.find((code) => code === problem.code) ?? codes[0],
+          message: problem.message
+        })
+        const [first, ...rest] = error.problems
+        return { errors: [item(first), ...rest.map(item)] as const }
+      }
+    }
+  ).annotations({
+    // One schema per set of codes: under one shared name, the document would show one endpoint's codes for all.
+    identifier: `InvalidInput${codes.join("_")}`,
+    ...HttpApiSchema.annotations({ status: 400, description: `Invalid input: ${codes.join(", ")}` })
+  })
