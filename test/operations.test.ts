@@ -2,6 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Server } from "node:http"
 import { makeNodeServer } from "../src/Platform/NodeServer.ts"
+import { Shutdown } from "../src/Platform/Shutdown.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { at, call, codes, newUser } from "./support/Http.ts"
 import { linkTotalsShapes } from "./support/OpenApiShapes.ts"
@@ -260,5 +261,22 @@ describe("node server timeouts", () => {
     } finally {
       server.close()
     }
+  })
+})
+
+describe("/readyz during a stop", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("answers 503 10903 (stopping, not a database problem) once a stop is requested, with Connection: close", () =>
+      Effect.gen(function* () {
+        expect((yield* call("GET", "/readyz")).status).toBe(200)
+        ;(yield* Shutdown).request()
+        const stopping = yield* call("GET", "/readyz")
+        expect(stopping.status).toBe(503)
+        expect(codes(stopping)).toEqual([10903])
+        expect(stopping.headers.get("connection")).toBe("close")
+        const alive = yield* call("GET", "/healthz")
+        expect(alive.status).toBe(200)
+      })
+    )
   })
 })

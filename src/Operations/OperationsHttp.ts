@@ -14,7 +14,7 @@ export const OperationsHttpLive = HttpApiBuilder.group(Api, "operations", (handl
       .handle("healthz", () => Effect.succeed({ status: "ok" }))
       .handle("readyz", () =>
         shutdown.draining
-          ? Effect.fail(ApiError.of(10902))
+          ? Effect.fail(ApiError.of(10903))
           : sql`SELECT 1`.pipe(
           Effect.timeout("2 seconds"),
           Effect.as({ status: "ready" }),

@@ -84,6 +84,7 @@ export const ErrorCatalogue = {
   10900: entry(503, "rate limit exceeded", "rate limit exceeded"),
   10901: entry(503, "service busy", "too many concurrent requests of this kind, try again shortly"),
   10902: entry(503, "service unavailable", "the database is unavailable, try again shortly"),
+  10903: entry(503, "service stopping", "this instance is stopping, try again (another instance answers)"),
   10999: entry(500, "internal error", "internal error")
 } as const satisfies Record<number, ErrorEntry>
 
