@@ -9,7 +9,7 @@ import { LinksApi } from "./Links/LinksApi.ts"
 import { TagsApi } from "./Tags/TagsApi.ts"
 import { OperationsApi } from "./Operations/OperationsApi.ts"
 
-/** Version 4 of the link API (CONTRACT §2), plus the operational endpoints (§12). */
+/** Version 4 of the link API, plus the operational endpoints (/healthz, /readyz, /metrics). */
 export class Api extends HttpApi.make("links")
   .add(AuthApi.prefix("/api/v4"))
   .add(DomainsApi.prefix("/api/v4"))

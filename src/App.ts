@@ -72,7 +72,7 @@ export const coreLayer = (database: Database) => {
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
 
-/** On a database with no user: the first account and its admin (CONTRACT §12). */
+/** On a database with no user: the first account (plan enterprise) and its admin. */
 export const BootstrapLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* AppConfig
@@ -97,7 +97,7 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AuthenticationLive, DomainAccess.Default])
 )
 
-/** The redirect hot path and the click pipeline behind it (CONTRACT §7); the CLI does without them. */
+/** The redirect hot path and the click pipeline behind it; the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
   Layer.provideMerge(ClickLog.layer()),
   Layer.provideMerge(

@@ -23,7 +23,7 @@ export interface NewUser {
   readonly role: Role
 }
 
-/** The administrative operations of the CLI (CONTRACT §12) and of the first start. */
+/** The administrative operations of the CLI and of the first start. */
 export class Accounts extends Effect.Service<Accounts>()("Accounts", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

@@ -2,7 +2,7 @@ import { Data } from "effect"
 import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
 
-/** A command of the admin CLI with its arguments checked (CONTRACT §12). */
+/** A command of the admin CLI with its arguments checked (README "Admin CLI"). */
 export type Command = Data.TaggedEnum<{
   Help: {}
   AccountCreate: { readonly name: string; readonly plan: Plan; readonly linkQuota: number | null }

@@ -3,7 +3,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Exit } from "effect"
 import { Mailer } from "../Platform/Mailer.ts"
 
-/** The least time between two e-mails about one link (CONTRACT §7). */
+/** The least time between two e-mails about one link: at most one per link per 10 minutes. */
 export const QUIET_SECONDS = 600
 
 const SEND_CONCURRENCY = 8
@@ -22,7 +22,7 @@ interface Claim {
 const plural = (n: number) => (n === 1 ? "1 new click" : `${n} new clicks`)
 
 /**
- * `notify_on_click` (CONTRACT §7): each written batch's non-bot clicks are added to the pending count
+ * `notify_on_click`: each written batch's non-bot clicks are added to the pending count
  * of the links that ask for e-mails, and `sendDue` sends the owner one e-mail per link at most every
  * 10 minutes with the clicks since the last one. Taking a count and its 10 minutes is one statement
  * with SKIP LOCKED, so instances sharing the database never report the same clicks; a count whose

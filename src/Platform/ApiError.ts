@@ -9,7 +9,7 @@ export class ErrorItem extends Schema.Class<ErrorItem>("ErrorItem")({
 
 /**
  * Every failure the API answers with: one or more catalogue entries and the HTTP status of the first.
- * `success: 0` is part of the body of failed logins (CONTRACT §3).
+ * `success: 0` is part of the body of failed logins (E1, E2), as in the real API.
  */
 export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
   status: Schema.Literal(400, 401, 403, 404, 413, 500, 503),

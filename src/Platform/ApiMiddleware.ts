@@ -30,7 +30,7 @@ const sqlState = (error: SqlError): string =>
   typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? String(error.cause.code) : ""
 
 /**
- * The API takes JSON (CONTRACT §1). The framework would parse a multipart/form-data body as such,
+ * The API takes JSON only. The framework would parse a multipart/form-data body as such,
  * and waits forever for one that is empty: such a request is refused before anything reads it.
  */
 const isMultipart = (request: HttpServerRequest.HttpServerRequest) => {

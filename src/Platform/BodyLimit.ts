@@ -55,7 +55,7 @@ export const withBody = (request: HttpServerRequest.HttpServerRequest, method: s
 }
 
 /**
- * The 64 KiB body cap (CONTRACT §1), enforced before the API reads a body: a declared Content-Length
+ * The 64 KiB body cap (413 10152 beyond it), enforced before the API reads a body: a declared Content-Length
  * over it is refused without reading anything. A body of unknown length (chunked) is read here, since
  * the framework's own cap destroys the request stream, and the connection with it, so the client
  * would never see the 413. Answers the request to hand on.

@@ -28,7 +28,7 @@ export const required = <A, I, R>(schema: Schema.Schema<A, I, R>, code: ErrorCod
   Schema.propertySignature(schema).annotations({ missingMessage: () => marker(code, status) })
 
 /**
- * A positive integer id in a path segment, written as one (CONTRACT §2: not " 1", "01", "1.0", "1e0"
+ * A positive integer id in a path segment, written as one (not " 1", "01", "1.0", "1e0"
  * or "0x1", which `NumberFromString` would read); anything else reports `code` (404 unless told).
  */
 export const PathId = (code: ErrorCode, status?: ErrorStatus) =>

@@ -19,7 +19,7 @@ export interface PageRequest {
 
 export const offsetOf = ({ page, perPage }: PageRequest) => (page - 1) * perPage
 
-/** The `meta` block of CONTRACT §9 for a page of `count` rows out of `total`. */
+/** The `meta` block every list carries, for a page of `count` rows out of `total`. */
 export const makeMeta = (request: PageRequest, count: number, total: number, path: string): Meta => {
   const lastPage = Math.max(1, Math.ceil(total / request.perPage))
   const from = count === 0 ? null : offsetOf(request) + 1
@@ -36,6 +36,6 @@ export const makeMeta = (request: PageRequest, count: number, total: number, pat
   })
 }
 
-/** Every list's page size: 50 in version 4, 20 in version 3 (CONTRACT §9). */
+/** Every list's page size: 50 in version 4, 20 in version 3. */
 export const PAGE_SIZE_V4 = 50
 export const PAGE_SIZE_V3 = 20

@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { AppConfig } from "../Config.ts"
 
-/** A fixed one-second window of at most `limit` calls per key (CONTRACT §10). */
+/** A fixed one-second window of at most `limit` calls per key (RATE_LIMIT_PER_SECOND per client network). */
 export class RateLimiter extends Context.Tag("RateLimiter")<
   RateLimiter,
   {

@@ -59,11 +59,11 @@ const notFound = (res: ServerResponse) => {
   recordRedirect(404)
 }
 
-/** Where an unknown alias goes (CONTRACT §7). */
+/** Where an unknown or deleted alias goes: the domain's url_404 (302), else a plain 404. */
 const unknownAlias = (res: ServerResponse, domain: DomainEntry) =>
   domain.url404 === null ? notFound(res) : redirect(res, 302, domain.url404)
 
-/** Where the root and archived links go (CONTRACT §7). */
+/** Where the root and archived links go: the domain's homepage (302), else a plain 404. */
 const homepage = (res: ServerResponse, domain: DomainEntry) =>
   domain.homepage === null ? notFound(res) : redirect(res, 302, domain.homepage)
 
@@ -73,7 +73,7 @@ export interface RedirectHandlerService {
 }
 
 /**
- * The hot path (CONTRACT §7, DESIGN "Shape"): plain `node:http`, answers from the in-process caches,
+ * The hot path: plain `node:http`, answers from the in-process caches,
  * one indexed query on a miss, and the click handed to `ClickLog` without waiting for anything.
  */
 export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHandler, RedirectHandlerService>() {

@@ -7,7 +7,7 @@ import { withBody } from "../Platform/BodyLimit.ts"
 import { openApiV3 } from "./V3OpenApi.ts"
 
 /**
- * Version 3 (CONTRACT §11) is version 4 seen through this adapter: the request is mapped to its
+ * Version 3 is version 4 seen through this adapter: the request is mapped to its
  * version 4 form and served by the same handlers (with the version 3 page size), and the answer is
  * mapped back. Nothing else in the service knows about version 3.
  */

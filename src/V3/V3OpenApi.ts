@@ -21,7 +21,7 @@ const only = (schema: unknown, names: ReadonlyArray<string>): Json => {
 const LINK_REF = { $ref: "#/components/schemas/Link" }
 
 /**
- * The version 3 OpenAPI document, derived from version 4's by the differences of CONTRACT §11: the
+ * The version 3 OpenAPI document, derived from version 4's by the differences of version 3: the
  * paths under /api/v3, links without notify_on_click (one object on create, get, update and by
  * alias), domains with six fields, create without three inputs, pages of 20.
  */
