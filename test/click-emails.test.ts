@@ -57,7 +57,7 @@ const age = (linkId: number, minutes: number) =>
     sql`UPDATE click_notifications SET last_sent = last_sent - make_interval(mins => ${minutes}) WHERE link_id = ${linkId}`
   )
 
-describe("click e-mails (notify_on_click, CONTRACT §7)", () => {
+describe("click e-mails (notify_on_click)", () => {
   layer(TestServer({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: "links@sho.rt" }), {
     excludeTestServices: true
   })((it) => {

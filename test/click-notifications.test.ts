@@ -179,7 +179,7 @@ const database = coreLayer(makeTestDatabase()).pipe(
   Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
 )
 
-describe("click e-mails (notify_on_click, CONTRACT §7)", () => {
+describe("click e-mails (notify_on_click)", () => {
   layer(database, { excludeTestServices: true })((it) => {
     it.scoped("one e-mail for the first clicks, none within 10 minutes, then one with the clicks since", () =>
       atTestTime(

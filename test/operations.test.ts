@@ -63,7 +63,7 @@ const danglingRefs = (document: unknown): ReadonlyArray<string> => {
 
 const portOf = (base: string) => Number(new URL(base).port)
 
-describe("operational endpoints (CONTRACT §12)", () => {
+describe("operational endpoints", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("/healthz and /readyz answer 200 while the database answers", () =>
       Effect.gen(function* () {

@@ -40,7 +40,7 @@ const stopCleanly = (service: ServiceProcess) =>
     expect(exited, service.stdout() + service.stderr()).toMatchObject({ code: 0, signal: null })
   })
 
-describe("the service process (CONTRACT §12)", () => {
+describe("the service process", () => {
   it.scopedLive(
     "first start on an empty data directory prints a generated admin password once; data and tokens survive a restart",
     () =>

@@ -29,7 +29,7 @@ const failedLogin = () =>
     body: { email: `nobody${++emails}.${Date.now()}@example.com`, password: "wrong password!" }
   })
 
-describe("rate limit, in process (CONTRACT §10)", () => {
+describe("rate limit, in process", () => {
   layer(TestServer({ RATE_LIMIT_PER_SECOND: "3" }), { excludeTestServices: true })((it) => {
     it.effect("the 4th call within one second from one IP is refused with 503 10900 and Retry-After: 1", () =>
       Effect.gen(function* () {

@@ -15,7 +15,7 @@ const clickCount = (user: { token: string }, domainId: number, linkId: number) =
     numberAt(reply.body, "objects", 0, "click_count")
   )
 
-describe("redirects (CONTRACT §7)", () => {
+describe("redirects", () => {
   layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
     it.effect("an active link answers its redirect type with Location and Cache-Control, alias case ignored", () =>
       Effect.gen(function* () {

@@ -117,7 +117,7 @@ export const HOSTILE_IDS = [
   "%2E%2E", "1;2", "1,2", "[1]", "%7B%7D", "'1'", "%22", "\\", "~", "$", "*", "1%23", "%FF", "%"
 ] as const
 
-/** Spellings of a real id that are not the canonical positive integer (CONTRACT §2: a 404). */
+/** Spellings of a real id that are not the canonical positive integer (each a 404). */
 export const misspelt = (id: number) => [`${id}%20`, `+${id}`, `0${id}`, `${id}.0`, `${id}e0`, `0x${id.toString(16)}`, `${id}%0A`, `%20${id}`]
 
 /** Ids that name nothing: never a canonical id small enough to exist in this test's database. */

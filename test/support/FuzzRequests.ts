@@ -93,7 +93,7 @@ export const frameworkKeys = (value: unknown, depth = 0): ReadonlyArray<string> 
 
 /** Catalogue codes answered with another status than their own, where the contract says so. */
 export const STATUS_OVERRIDES: ReadonlyArray<{ readonly endpoint: string; readonly code: number; readonly status: number }> = [
-  // CONTRACT §5: a non-numeric domain on E4 is 400 + 10101.
+  // A non-numeric domain on E4 is 400 + 10101.
   { endpoint: "links.create", code: 10101, status: 400 },
   // DECISIONS: an id of a domain outside the caller's account on T1, T2, E15 is 404 with their own code.
   { endpoint: "tags.listTags", code: 10301, status: 404 },
