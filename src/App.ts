@@ -11,6 +11,7 @@ import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Auth/AuthenticationLive.ts"
 import { DomainAccess } from "./Domains/DomainAccess.ts"
 import { Domains } from "./Domains/Domains.ts"
+import { Links } from "./Links/Links.ts"
 import { AnalyticsHttpLive } from "./Analytics/AnalyticsHttp.ts"
 import { AuthHttpLive } from "./Auth/AuthHttp.ts"
 import { DomainsHttpLive } from "./Domains/DomainsHttp.ts"
@@ -68,7 +69,7 @@ export const coreLayer = (database: Database) => {
     UrlChecker.layer,
     QrRenderer.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
 

@@ -1,9 +1,13 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Accounts } from "../src/Accounts/Accounts.ts"
+import type { Caller } from "../src/Accounts/User.ts"
+import { DomainAccess } from "../src/Domains/DomainAccess.ts"
+import { Links } from "../src/Links/Links.ts"
 import { QrRenderer } from "../src/Links/QrRenderer.ts"
 import { at, call, codes, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
 import { answering, newDomain as domainOf, newUtmTemplate } from "./support/Fixtures.ts"
+import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const create = (user: TestUser, domainId: number | string, body: unknown) =>
@@ -320,6 +324,57 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
           expect(codes(reply), path).toEqual([10150])
         }
       })
+    )
+
+    it.effect("the OpenAPI document lists, per operation, the codes each status can carry (E4, E12)", () =>
+      Effect.gen(function* () {
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        const create = "/api/v4/{domain_id}/links"
+        const update = "/api/v4/{domain_id}/links/{link_id}"
+        expect(documentedCodes(document, create, "post", "400")).toEqual(
+          expect.arrayContaining([
+            10100, 10101, 10102, 10103, 10104, 10105, 10106, 10107, 10108, 10109, 10110, 10111, 10112, 10113, 10114, 10115,
+            10116, 10144, 10153
+          ])
+        )
+        expect(documentedCodes(document, create, "post", "404")).toEqual([10101, 10150])
+        expect(documentedCodes(document, create, "post", "500")).toContain(10142)
+        expect(documentedCodes(document, update, "patch", "400")).toEqual(
+          expect.arrayContaining([10111, 10112, 10113, 10114, 10116, 10130, 10131, 10132, 10133, 10134, 10135, 10140, 10153])
+        )
+        expect(documentedCodes(document, update, "patch", "404")).toEqual([10101, 10150])
+        expect(documentedCodes(document, update, "get", "404")).toEqual([10101, 10150])
+      })
+    )
+
+    it.effect("the Links service is usable without HTTP: failures are tagged, with their code and message", () =>
+      Effect.gen(function* () {
+        const links = yield* Links
+        const user = yield* newUser()
+        const domainId = yield* domainOf(user)
+        const caller: Caller = {
+          userId: user.userId,
+          accountId: user.accountId,
+          email: user.email,
+          nickname: "user",
+          role: "account_admin",
+          plan: "enterprise",
+          linkQuota: null
+        }
+        const created = yield* links.create(caller, domainId, { url: "https://example.com/svc", alias: "svc", override_404_check: 1 })
+        expect(created).toMatchObject({ created: true, link: { alias: "svc", url: "https://example.com/svc" } })
+        const taken = yield* Effect.flip(links.create(caller, domainId, { url: "https://example.com/", alias: "SVC", override_404_check: 1 }))
+        expect(taken).toMatchObject({ _tag: "AliasTaken", code: 10104, message: "alias is not allowed" })
+        const invalid = yield* Effect.flip(links.create(caller, domainId, { url: "ftp://x.example", redirect_type: 302 }))
+        expect(invalid).toMatchObject({ _tag: "InvalidInput", problems: [{ code: 10100 }, { code: 10115 }] })
+        const updated = yield* links.update(caller, domainId, created.link.id, [{ op: "replace", path: "/notes", value: "by the service" }])
+        expect(updated.notes).toBe("by the service")
+        const missing = yield* links.get(caller, domainId, created.link.id + 1_000_000).pipe(
+          Effect.as("found"),
+          Effect.catchTag("LinkNotFound", (failure) => Effect.succeed(failure.code))
+        )
+        expect(missing).toBe(10150)
+      }).pipe(Effect.provide(DomainAccess.Default))
     )
   })
 })

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { randomBytes } from "node:crypto"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { type InputProblem, problem } from "./LinkErrors.ts"
 import { integerFrom, isAbsent, type LinkInputContext } from "./InputValues.ts"
 
 export const MAX_ALIAS_LENGTH = 40
@@ -43,8 +43,8 @@ const ALIAS_CHARACTERS = /^[A-Za-z0-9._-]+$/
  * 10102. Only dots ("." or "..") is 10102: such a path segment is resolved away by browsers.
  * Display case is kept; uniqueness is the database's business.
  */
-export const checkAlias = (raw: unknown, context: LinkInputContext): Either.Either<string, ErrorItem> => {
-  const fail = (code: 10102 | 10103 | 10104) => Either.left(ApiError.item(context === "create" ? code : 10133))
+export const checkAlias = (raw: unknown, context: LinkInputContext): Either.Either<string, InputProblem> => {
+  const fail = (code: 10102 | 10103 | 10104) => Either.left(problem(context === "create" ? code : 10133))
   if (typeof raw !== "string" || !ALIAS_CHARACTERS.test(raw) || /^\.+$/.test(raw)) return fail(10102)
   if (raw.length > MAX_ALIAS_LENGTH) return fail(10103)
   if (isReservedAlias(raw)) return fail(10104)
@@ -95,10 +95,10 @@ export const generateAlias = (
  * `rand_alias_length`: an integer 4-40 (or its decimal string), 6 when absent. The specification has
  * no code of its own for it; a bad one is 10102 "alias is invalid", since it describes the alias.
  */
-export const checkRandAliasLength = (raw: unknown): Either.Either<number, ErrorItem> => {
+export const checkRandAliasLength = (raw: unknown): Either.Either<number, InputProblem> => {
   if (isAbsent(raw)) return Either.right(DEFAULT_RAND_ALIAS_LENGTH)
   const length = integerFrom(raw)
   return length !== undefined && length >= MIN_RAND_ALIAS_LENGTH && length <= MAX_ALIAS_LENGTH
     ? Either.right(length)
-    : Either.left(ApiError.item(10102))
+    : Either.left(problem(10102))
 }

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { type InputProblem, problem } from "./LinkErrors.ts"
 import { integerFrom, isAbsent } from "./InputValues.ts"
 
 /** 9999-12-31T23:59:59Z, the last second most date libraries and clients can show. */
@@ -40,11 +40,11 @@ export const checkScheduleDate = (
   field: ScheduleField,
   now: number,
   options: { readonly relativeDays: boolean }
-): Either.Either<number | null, ErrorItem> => {
+): Either.Either<number | null, InputProblem> => {
   if (isAbsent(raw)) return Either.right(null)
   const at = timestampOf(raw, now, options.relativeDays)
-  if (at === undefined) return Either.left(ApiError.item(CODES[field].invalid))
-  return at > now ? Either.right(at) : Either.left(ApiError.item(CODES[field].past))
+  if (at === undefined) return Either.left(problem(CODES[field].invalid))
+  return at > now ? Either.right(at) : Either.left(problem(CODES[field].past))
 }
 
 /**
@@ -54,5 +54,5 @@ export const checkScheduleDate = (
 export const checkScheduleExclusive = (
   archiveOn: number | null,
   deleteOn: number | null
-): Either.Either<{ readonly archiveOn: number | null; readonly deleteOn: number | null }, ErrorItem> =>
-  archiveOn !== null && deleteOn !== null ? Either.left(ApiError.item(10116)) : Either.right({ archiveOn, deleteOn })
+): Either.Either<{ readonly archiveOn: number | null; readonly deleteOn: number | null }, InputProblem> =>
+  archiveOn !== null && deleteOn !== null ? Either.left(problem(10116)) : Either.right({ archiveOn, deleteOn })

@@ -1,7 +1,5 @@
 import { Effect, Either, Option } from "effect"
-import type { Schema } from "effect"
-import type { CreateLink } from "./LinksApi.ts"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import type { InvalidInput } from "../Platform/Failure.ts"
 import {
   appendUtmValues,
   checkAlias,
@@ -15,21 +13,40 @@ import {
   checkTemplateId,
   checkUrl,
   checkUtmFields,
-  generateAlias
+  generateAlias,
+  type UtmTemplateFields
 } from "./LinkRules.ts"
-import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
+import { invalidInputOf, type Problem, UtmTemplateNotFound } from "./LinkErrors.ts"
+
+/** E4's body as the client sent it: every field is read by the rules of `LinkRules.ts`. */
+export interface CreateLinkInput {
+  readonly url?: unknown
+  readonly alias?: unknown
+  readonly rand_alias_length?: unknown
+  readonly dupe_check?: unknown
+  readonly notes?: unknown
+  readonly notify_on_click?: unknown
+  readonly override_404_check?: unknown
+  readonly tags?: unknown
+  readonly utm_template_id?: unknown
+  readonly utm_fields?: unknown
+  readonly archive_on?: unknown
+  readonly delete_on?: unknown
+  readonly redirect_type?: unknown
+}
 
 /**
- * E4's body read against the rules of CONTRACT §6: the link to insert, or every problem at once,
- * sorted by code.
+ * E4's body read against the link rules: the link to insert, or every problem at once, sorted by
+ * code. `findTemplate` looks a UTM template of the domain up by id.
  */
-export const readCreateLink = (
-  body: Schema.Schema.Type<typeof CreateLink>,
-  context: { readonly accountId: number; readonly domainId: number; readonly now: number }
+export const readCreateLink = <E, R>(
+  body: CreateLinkInput,
+  now: number,
+  findTemplate: (id: number) => Effect.Effect<Option.Option<UtmTemplateFields>, E, R>
 ) =>
   Effect.gen(function* () {
-    const problems: Array<ErrorItem> = []
-    const take = <A>(result: Either.Either<A, ErrorItem>, fallback: A): A =>
+    const problems: Array<Problem> = []
+    const take = <A>(result: Either.Either<A, Problem>, fallback: A): A =>
       Either.match(result, {
         onLeft: (item) => {
           problems.push(item)
@@ -45,24 +62,20 @@ export const readCreateLink = (
     const notes = take(checkNotes(body.notes, "create"), "")
     const notifyOnClick = take(checkNotifyOnClick(body.notify_on_click, "create"), false)
     const redirectType = take(checkRedirectType(body.redirect_type), 301)
-    const archiveOn = take(checkScheduleDate(body.archive_on, "archive_on", context.now, { relativeDays: false }), null)
-    const deleteOn = take(checkScheduleDate(body.delete_on, "delete_on", context.now, { relativeDays: false }), null)
+    const archiveOn = take(checkScheduleDate(body.archive_on, "archive_on", now, { relativeDays: false }), null)
+    const deleteOn = take(checkScheduleDate(body.delete_on, "delete_on", now, { relativeDays: false }), null)
     take(checkScheduleExclusive(archiveOn, deleteOn), { archiveOn, deleteOn })
     const tags = take(checkTags(body.tags), [])
     const templateId = take(checkTemplateId(body.utm_template_id), null)
 
-    const template =
-      templateId === null
-        ? Option.none()
-        : yield* (yield* UtmTemplateRepo).findOnDomain({ accountId: context.accountId, domainId: context.domainId, id: templateId })
-    if (templateId !== null && Option.isNone(template)) problems.push(ApiError.item(10109))
+    const template = templateId === null ? Option.none() : yield* findTemplate(templateId)
+    if (templateId !== null && Option.isNone(template)) problems.push(UtmTemplateNotFound.of())
     const utmValues =
       templateId !== null && Option.isNone(template) ? [] : take(checkUtmFields(Option.getOrUndefined(template), body.utm_fields), [])
     const redirectUrl = url === "" ? "" : take(appendUtmValues(url, utmValues), url)
 
-    const sorted = problems.sort((a, b) => a.code - b.code)
-    const [first, ...rest] = sorted
-    if (first !== undefined) return yield* ApiError.all([first, ...rest])
+    const invalid = invalidInputOf(problems.sort((a, b) => a.code - b.code))
+    if (Option.isSome(invalid)) return yield* Effect.fail<InvalidInput>(invalid.value)
     return {
       url,
       alias,

@@ -1,5 +1,6 @@
-import { Either } from "effect"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { Either, Option } from "effect"
+import type { InvalidInput } from "../Platform/Failure.ts"
+import { type InputProblem, invalidInputOf, problem } from "./LinkErrors.ts"
 import { codePointLength, isAbsent, isPlainObject } from "./InputValues.ts"
 import {
   appendUtmValues,
@@ -13,9 +14,9 @@ import {
 } from "./LinkRules.ts"
 
 /**
- * E12's body (CONTRACT §2, §6): a JSON array of 1 to 6 operations `{op, path, value}` in the JSON
- * Patch style, read into the changes they ask for, or every problem they have. Pure; the database
- * (alias taken, the link's stored dates and UTM values) and the 404 check are the handler's part.
+ * E12's body: a JSON array of 1 to 6 operations `{op, path, value}` in the JSON Patch style, read
+ * into the changes they ask for, or every problem they have. Pure; the database (alias taken, the
+ * link's stored dates and UTM values) and the 404 check are the use case's part.
  *
  * - `op`: "replace", the default when absent or null; anything else 10130 with the op as given.
  * - `path`: one of `PATCH_PATHS`, exactly (leading slash, lower case); anything else 10131 with the
@@ -49,7 +50,7 @@ export interface LinkChanges {
 
 export interface PatchReading {
   readonly changes: LinkChanges
-  readonly problems: ReadonlyArray<ErrorItem>
+  readonly problems: ReadonlyArray<InputProblem>
   /** Paths whose (last) value is invalid: their value after the patch is unknown. */
   readonly invalid: ReadonlySet<PatchPath>
 }
@@ -62,7 +63,7 @@ export const shown = (raw: unknown): string => {
 
 const isPatchPath = (raw: unknown): raw is PatchPath => typeof raw === "string" && (PATCH_PATHS as ReadonlyArray<string>).includes(raw)
 
-const byCode = (problems: ReadonlyArray<ErrorItem>): Array<ErrorItem> => {
+const byCode = (problems: ReadonlyArray<InputProblem>): Array<InputProblem> => {
   const seen = new Set<string>()
   const unique = problems.filter((item) => {
     const key = `${item.code} ${item.message}`
@@ -74,7 +75,7 @@ const byCode = (problems: ReadonlyArray<ErrorItem>): Array<ErrorItem> => {
 }
 
 /** One operation's value checked against its path's rule. */
-const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Partial<LinkChanges>, ErrorItem> => {
+const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Partial<LinkChanges>, InputProblem> => {
   switch (path) {
     case "/url":
       return Either.map(checkUrl(raw, "update"), (url) => ({ url }))
@@ -84,7 +85,7 @@ const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Pa
       return Either.map(checkNotes(raw, "update"), (notes) => ({ notes }))
     case "/notify_on_click":
       return isAbsent(raw)
-        ? Either.left(ApiError.item(10153, "/notify_on_click: must be 0 or 1"))
+        ? Either.left(problem(10153, "/notify_on_click: must be 0 or 1"))
         : Either.map(checkNotifyOnClick(raw, "update"), (notifyOnClick) => ({ notifyOnClick }))
     case "/delete_on":
       return Either.map(checkScheduleDate(raw, "delete_on", now, { relativeDays: false }), (deleteOn) => ({ deleteOn }))
@@ -98,24 +99,24 @@ export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchR
   if (body.length === 0 || body.length > MAX_OPERATIONS) {
     return {
       changes: {},
-      problems: [ApiError.item(10153, `body: an array of 1 to ${MAX_OPERATIONS} operations expected`)],
+      problems: [problem(10153, `body: an array of 1 to ${MAX_OPERATIONS} operations expected`)],
       invalid: new Set()
     }
   }
-  const problems: Array<ErrorItem> = []
+  const problems: Array<InputProblem> = []
   const invalid = new Set<PatchPath>()
   let changes: LinkChanges = {}
   for (const operation of body) {
     if (!isPlainObject(operation)) {
-      problems.push(ApiError.item(10130, shown(operation)))
+      problems.push(problem(10130, shown(operation)))
       continue
     }
     const op = operation["op"]
     const opOk = isAbsent(op) || op === "replace"
-    if (!opOk) problems.push(ApiError.item(10130, shown(op)))
+    if (!opOk) problems.push(problem(10130, shown(op)))
     const path = operation["path"]
     if (!isPatchPath(path)) {
-      problems.push(ApiError.item(10131, shown(path)))
+      problems.push(problem(10131, shown(path)))
       continue
     }
     if (!opOk) continue
@@ -133,7 +134,7 @@ export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchR
   return { changes, problems: byCode(problems), invalid }
 }
 
-/** What the handler knows of the stored link. */
+/** What the use case knows of the stored link. */
 export interface StoredLink {
   readonly url: string
   readonly archiveOn: number | null
@@ -155,8 +156,8 @@ export interface LinkUpdate extends LinkChanges {
 export const planLinkUpdate = (
   reading: PatchReading,
   stored: StoredLink,
-  extra: ReadonlyArray<ErrorItem> = []
-): Either.Either<LinkUpdate, readonly [ErrorItem, ...Array<ErrorItem>]> => {
+  extra: ReadonlyArray<InputProblem> = []
+): Either.Either<LinkUpdate, InvalidInput> => {
   const problems = [...reading.problems, ...extra]
   const { changes } = reading
   const dateKnown = reading.invalid.has("/archive_on") === false && reading.invalid.has("/delete_on") === false
@@ -168,13 +169,14 @@ export const planLinkUpdate = (
   let redirectUrl: string | undefined
   if (changes.url !== undefined) {
     redirectUrl = Either.getOrElse(appendUtmValues(changes.url, stored.utmValues), () => {
-      problems.push(ApiError.item(10132))
+      problems.push(problem(10132))
       return changes.url!
     })
   }
-  const [first, ...rest] = byCode(problems)
-  if (first !== undefined) return Either.left([first, ...rest])
-  return Either.right(redirectUrl === undefined ? changes : { ...changes, redirectUrl })
+  return Option.match(invalidInputOf(byCode(problems)), {
+    onSome: Either.left,
+    onNone: () => Either.right(redirectUrl === undefined ? changes : { ...changes, redirectUrl })
+  })
 }
 
 /**

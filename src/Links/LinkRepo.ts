@@ -1,4 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { Link, LinkStatus, LinkTag } from "./Link.ts"
 
@@ -101,6 +102,14 @@ export interface LinkUpdateRow {
   readonly notifyOnClick?: boolean
   readonly archiveOn?: number | null
   readonly deleteOn?: number | null
+}
+
+/** Whether a statement was refused by the unique index `name` (SQLSTATE 23505, unique_violation). */
+const violatesUniqueIndex = (error: SqlError, name: string): boolean => {
+  const cause: unknown = error.cause
+  return (
+    typeof cause === "object" && cause !== null && "code" in cause && cause.code === "23505" && "constraint" in cause && cause.constraint === name
+  )
 }
 
 export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
@@ -234,7 +243,7 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
       return sql`UPDATE links SET ${sql.csv(sets)} WHERE id = ${linkId}`.pipe(
         Effect.as("updated" as const),
         Effect.catchIf(
-          (error) => /links_alias/.test(String(error.cause)) || (error.cause as { code?: unknown } | undefined)?.code === "23505",
+          (error) => violatesUniqueIndex(error, "links_alias"),
           () => Effect.succeed("alias_taken" as const)
         )
       )

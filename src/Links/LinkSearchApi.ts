@@ -4,6 +4,9 @@ import { Link } from "./Link.ts"
 import { Meta } from "../Platform/Pagination.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { coded, PathId } from "../Platform/Coded.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { DomainNotFound } from "../Domains/DomainErrors.ts"
+import { NotDomainAdmin } from "./LinkErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
@@ -34,6 +37,9 @@ export class LinkSearchApi extends HttpApiGroup.make("linkSearch")
     HttpApiEndpoint.get("search")`/${domainId}/links`
       .setUrlParams(SearchParams)
       .addSuccess(LinkSearchResult)
+      .addError(answers(DomainNotFound))
+      .addError(answers(NotDomainAdmin))
+      .addError(answersInvalidInput(10120, 10121, 10122, 10123, 10500, 10501, 10153))
       .annotate(
         OpenApi.Description,
         "E6: the caller's links of a domain (all of them with users=all, for its admins), filtered by keyword, url, tag and created time"

@@ -2,38 +2,27 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../Auth/Authentication.ts"
-import { ApiError } from "../Platform/ApiError.ts"
-import { makeMeta, offsetOf } from "../Platform/Pagination.ts"
+import { makeMeta } from "../Platform/Pagination.ts"
 import { pageRequest } from "../Platform/ApiVersion.ts"
-import { parseHttpUrl } from "./Url.ts"
-import { LinkRepo } from "./LinkRepo.ts"
-import { viewerOf } from "./LinkAccess.ts"
 import { requestPath } from "../Platform/RequestUrl.ts"
-import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
+import { Links } from "./Links.ts"
 
 export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handlers) =>
   Effect.gen(function* () {
-    const links = yield* LinkRepo
+    const links = yield* Links
     return handlers.handle("search", ({ path, urlParams, request }) =>
       Effect.gen(function* () {
-        const viewer = yield* viewerOf(yield* CurrentUser, path.domain_id, { activeOnly: false })
-        const all = urlParams.users === "all"
-        if (all && !viewer.seesAll) return yield* ApiError.of(10003)
-        const url = urlParams.url === undefined ? undefined : parseHttpUrl(urlParams.url, { assumeHttp: true })
-        if (urlParams.url !== undefined && url === undefined) return yield* ApiError.of(10122)
+        const caller = yield* CurrentUser
         const page = yield* pageRequest(urlParams.page)
-        const found = yield* links.search({
-          domainId: path.domain_id,
-          viewer,
-          onlyOwn: !all,
+        const found = yield* links.search(caller, path.domain_id, {
+          allUsers: urlParams.users === "all",
           keyword: urlParams.keyword,
-          url,
+          url: urlParams.url,
           tag: urlParams.tag,
           createdFrom: urlParams.from_unix,
           createdTo: urlParams.to_unix,
           newestFirst: urlParams.order === "latest",
-          limit: page.perPage,
-          offset: offsetOf(page)
+          page
         })
         return {
           total: found.total,
@@ -42,7 +31,7 @@ export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handl
           objects: found.links,
           meta: makeMeta(page, found.links.length, found.total, requestPath(request))
         }
-      }).pipe(orDieOnInfrastructure)
+      })
     )
   })
 )

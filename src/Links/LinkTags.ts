@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { type InputProblem, problem } from "./LinkErrors.ts"
 import { codePointLength, hasControlCharacter, hasLoneSurrogate, isAbsent, isPlainObject } from "./InputValues.ts"
 
 export const MAX_LINK_TAGS = 20
@@ -32,9 +32,9 @@ const tagOf = (raw: unknown): TagInput | undefined => {
  * control characters, `shared` a boolean (false when absent). Other properties are ignored. Names
  * equal ignoring case are one tag: the first entry wins. Absent gives []; anything wrong: 10107.
  */
-export const checkTags = (raw: unknown): Either.Either<ReadonlyArray<TagInput>, ErrorItem> => {
+export const checkTags = (raw: unknown): Either.Either<ReadonlyArray<TagInput>, InputProblem> => {
   if (isAbsent(raw)) return Either.right([])
-  const invalid = Either.left(ApiError.item(10107))
+  const invalid = Either.left(problem(10107))
   if (!Array.isArray(raw) || raw.length > MAX_LINK_TAGS) return invalid
   const tags = new Map<string, TagInput>()
   for (const entry of raw) {

@@ -4,15 +4,18 @@ import { Link } from "./Link.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { QrFormat } from "./QrRenderer.ts"
 import { coded, PathId, required } from "../Platform/Coded.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { DomainNotFound } from "../Domains/DomainErrors.ts"
+import { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, QuotaReached } from "./LinkErrors.ts"
 
-/** On E4 a non-numeric domain is invalid input (400); elsewhere an id that is not one is not found (CONTRACT §5). */
+/** On E4 a non-numeric domain is invalid input (400); elsewhere an id that is not one is not found (404). */
 const createDomainId = HttpApiSchema.param("domain_id", PathId(10101, 400))
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
 
 const field = (description: string) => Schema.optional(Schema.Unknown.annotations({ description }))
 
-/** Field values are checked by the handler against the rules of CONTRACT §6, every problem reported. */
+/** Field values are checked by the use case against the link rules (`LinkRules.ts`), every problem reported. */
 export const CreateLink = Schema.Struct({
   url: field("required; the long URL, http or https (http:// is assumed without a scheme)"),
   alias: field("1-40 characters from A-Z a-z 0-9 - _ ."),
@@ -30,7 +33,7 @@ export const CreateLink = Schema.Struct({
 })
 
 /**
- * E12's body: a JSON array of operations `{op, path, value}`, each read by the handler
+ * E12's body: a JSON array of operations `{op, path, value}`, each read by the use case
  * (`Links/LinkPatch.ts`), every problem reported. A body that is not an array is 10130.
  */
 export const UpdateLink = coded(10130)(
@@ -38,6 +41,14 @@ export const UpdateLink = coded(10130)(
     Schema.Unknown.annotations({ description: "{op: \"replace\" (default), path: \"/alias\" | \"/notes\" | \"/notify_on_click\" | \"/url\" | \"/delete_on\" | \"/archive_on\", value}" })
   )
 )
+
+/** What E4's body can be refused for, by decoding (10101: a domain id that is none) or by the link rules. */
+const CREATE_PROBLEMS = [
+  10100, 10101, 10102, 10103, 10104, 10105, 10106, 10107, 10108, 10109, 10110, 10111, 10112, 10113, 10114, 10115, 10116, 10153
+] as const
+
+/** What E12's operations can be refused for: the patch rules, the alias taken, the 404 check of a new url. */
+const UPDATE_PROBLEMS = [10111, 10112, 10113, 10114, 10116, 10130, 10131, 10132, 10133, 10134, 10135, 10140, 10153] as const
 
 export class LinkCreated extends Schema.Class<LinkCreated>("LinkCreated")({
   objects: Schema.Array(Link),
@@ -57,35 +68,54 @@ export class LinksApi extends HttpApiGroup.make("links")
     HttpApiEndpoint.post("validate", "/links/validate")
       .setPayload(Schema.Struct({ url: required(Schema.Unknown.annotations({ description: "the long URL, URL-encoded or plain" }), 10100) }))
       .addSuccess(ValidatedUrl)
+      .addError(answersInvalidInput(10100, 10153))
       .annotate(OpenApi.Description, "E5: whether a long URL is acceptable, and its normalised form")
   )
   .add(
     HttpApiEndpoint.post("create")`/${createDomainId}/links`
       .setPayload(CreateLink)
       .addSuccess(LinkCreated)
+      .addError(answers(DomainNotFound))
+      .addError(answers(AliasTaken))
+      .addError(answers(QuotaReached))
+      .addError(answers(NoFreeAlias))
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(...CREATE_PROBLEMS))
       .annotate(OpenApi.Description, "E4: create a link (or return the caller's existing one with dupe_check)")
   )
   .add(
     HttpApiEndpoint.get("byAlias")`/${domainId}/links/exists`
       .setUrlParams(Schema.Struct({ alias: Schema.optional(Schema.String) }))
       .addSuccess(LinkList)
+      .addError(answers(DomainNotFound))
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(10102, 10153))
       .annotate(OpenApi.Description, "E13: a link by alias, ignoring case")
   )
   .add(
     HttpApiEndpoint.get("qr")`/${domainId}/links/${linkId}/qr`
       .setUrlParams(Schema.Struct({ format: Schema.optional(coded(10600)(QrFormat)) }))
       .addSuccess(Schema.Uint8ArrayFromSelf.pipe(HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "image/png" })))
+      .addError(answers(DomainNotFound))
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(10600, 10153))
       .annotate(OpenApi.Description, "E14: the link's QR code (png by default, svg or eps), encoding short_link?qr=1")
   )
   .add(
     HttpApiEndpoint.get("byId")`/${domainId}/links/${linkId}`
       .addSuccess(LinkList)
+      .addError(answers(DomainNotFound))
+      .addError(answers(LinkNotFound))
       .annotate(OpenApi.Description, "E11: a link by id")
   )
   .add(
     HttpApiEndpoint.patch("update")`/${domainId}/links/${linkId}`
       .setPayload(UpdateLink)
       .addSuccess(LinkList)
+      .addError(answers(DomainNotFound))
+      .addError(answers(LinkNotFound))
+      .addError(answers(AliasTakenOnUpdate))
+      .addError(answersInvalidInput(...UPDATE_PROBLEMS))
       .annotate(
         OpenApi.Description,
         "E12: replace some of a link's fields, all or none: 1-6 operations {op: replace, path, value} with path " +
