@@ -2,12 +2,16 @@ import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { Accounts } from "../src/Accounts/Accounts.ts"
+import type { Caller, Plan, Role } from "../src/Accounts/User.ts"
+import { Analytics } from "../src/Analytics/Analytics.ts"
 import { ClickLog } from "../src/Clicks/ClickLog.ts"
+import { DomainAccess } from "../src/Domains/DomainAccess.ts"
 import { clickRow, writeClickRows, writeClicks } from "./support/Clicks.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { visit } from "./support/Redirects.ts"
 import { analyticsScenario, D0, DAY, FOUR_DAYS, HOUR, report } from "./support/AnalyticsScenario.ts"
-import { at, codes, stringAt } from "./support/Http.ts"
+import { at, call, codes, stringAt, type TestUser } from "./support/Http.ts"
+import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const objects = (reply: { body: unknown }) => at(reply.body, "objects")
@@ -478,6 +482,61 @@ describe("analytics rules: windows, parameters, plans, privileges, pages", () =>
         const clickedBeyond = yield* report(s.admin, `/${s.domainId}/links/clicked`, { ...FOUR_DAYS, page: 2 })
         expect(at(clickedBeyond.body, "meta", "total")).toBe(3)
       })
+    )
+
+    it.effect("the OpenAPI document lists, per operation, the codes each status can carry", () =>
+      Effect.gen(function* () {
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        const daily = "/api/v4/{domain_id}/clicks/daily"
+        expect(documentedCodes(document, daily, "get", "400")).toEqual(
+          expect.arrayContaining([10500, 10501, 10502, 10503, 10505, 10506, 10507])
+        )
+        expect(documentedCodes(document, daily, "get", "403")).toEqual(expect.arrayContaining([10003, 10504]))
+        expect(documentedCodes(document, daily, "get", "404")).toContain(10101)
+        const totals = "/api/v4/{domain_id}/links/{link_id}/clicks"
+        expect(documentedCodes(document, totals, "get", "400")).toEqual(expect.arrayContaining([10500, 10501, 10502, 10503]))
+        expect(documentedCodes(document, totals, "get", "403")).toContain(10504)
+        expect(documentedCodes(document, totals, "get", "404")).toEqual(expect.arrayContaining([10101, 10150]))
+      })
+    )
+
+    it.effect("the Analytics service is usable without HTTP: failures are tagged, with their code and message", () =>
+      Effect.gen(function* () {
+        const analytics = yield* Analytics
+        const s = yield* analyticsScenario()
+        const callerOf = (user: TestUser, role: Role, plan: Plan = "team"): Caller => ({
+          userId: user.userId,
+          accountId: user.accountId,
+          email: user.email,
+          nickname: "someone",
+          role,
+          plan,
+          linkQuota: null
+        })
+        const admin = callerOf(s.admin, "account_admin")
+        const page = { page: 1, perPage: 50 }
+        const days = yield* analytics.domain.daily(admin, s.domainId, { ...FOUR_DAYS, user_id: "all" }, page)
+        expect(days).toEqual({ rows: [day(0, 3), day(1, 2, 1), day(2, 1, 1), day(3, 1)], total: 4 })
+        expect(yield* analytics.linkTotals(admin, s.domainId, s.a, {})).toEqual({ total: 4, unique: 3, scan_count: 1 })
+        const free = yield* Effect.flip(analytics.domain.daily(callerOf(s.admin, "account_admin", "free"), s.domainId, {}, page))
+        expect(free).toMatchObject({
+          _tag: "PlanWithoutAnalytics",
+          code: 10504,
+          message: "analytics need the Team, Business or Enterprise plan"
+        })
+        const window = yield* analytics.domain.country(admin, s.domainId, { to_unix: D0 }, page).pipe(
+          Effect.as("answered"),
+          Effect.catchTag("WindowEndWithoutStart", (failure) => Effect.succeed(failure.code))
+        )
+        expect(window).toBe(10503)
+        const member = callerOf(s.member, "member")
+        const others = yield* Effect.flip(analytics.domain.daily(member, s.domainId, { user_id: "all" }, page))
+        expect(others).toMatchObject({ _tag: "UserFilterForbidden", code: 10003 })
+        const label = yield* Effect.flip(analytics.link.daily(admin, s.domainId, s.a, { label_id: "x" }, page))
+        expect(label).toMatchObject({ _tag: "FilterValueInvalid", code: 10507, message: "label_id is invalid" })
+        const hidden = yield* Effect.flip(analytics.rawClicks(member, s.domainId, s.a, page))
+        expect(hidden).toMatchObject({ _tag: "LinkNotFound", code: 10150 })
+      }).pipe(Effect.provide(DomainAccess.Default))
     )
   })
 })

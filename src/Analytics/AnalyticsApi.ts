@@ -12,9 +12,20 @@ import {
   ReferrerRow,
   RegionRow,
   Report
-} from "./Analytics.ts"
+} from "./AnalyticsRows.ts"
 import { Authentication } from "../Auth/Authentication.ts"
+import { DomainNotFound } from "../Domains/DomainErrors.ts"
+import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { coded, PathId } from "../Platform/Coded.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import {
+  FilterValueInvalid,
+  PlanWithoutAnalytics,
+  UserFilterForbidden,
+  UserFilterInvalid,
+  WindowEndWithoutStart,
+  WindowInvalid
+} from "./AnalyticsErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
@@ -30,7 +41,7 @@ const page = {
   page: Schema.optional(coded(10505)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000))))
 }
 
-/** The parameters every report takes (spec "Analytics conventions"). */
+/** The parameters every report takes: its window, its page and whose links it counts. */
 const shared = {
   ...window,
   ...page,
@@ -68,13 +79,45 @@ export const ClickedParams = params({
 })
 export const PageParams = params(page)
 
+type Get<Name extends string, Path, UrlParams, Success, Error, R> = HttpApiEndpoint.HttpApiEndpoint<
+  Name,
+  "GET",
+  Path,
+  UrlParams,
+  never,
+  never,
+  Success,
+  Error,
+  R
+>
+
+/** Every analytics endpoint checks the plan first, then the domain. */
+const guarded = <Name extends string, Path, UrlParams, Success, Error, R>(endpoint: Get<Name, Path, UrlParams, Success, Error, R>) =>
+  endpoint.addError(answers(PlanWithoutAnalytics)).addError(answers(DomainNotFound))
+
+/** An endpoint over a window: `to_unix` needs `from_unix`, and comes after it by at most a year. */
+const windowed = <Name extends string, Path, UrlParams, Success, Error, R>(endpoint: Get<Name, Path, UrlParams, Success, Error, R>) =>
+  guarded(endpoint).addError(answers(WindowInvalid)).addError(answers(WindowEndWithoutStart))
+
+/** A report with the filters on whose links it counts (`user_id`, `label_id`, `keyword`). */
+const filtered = <Name extends string, Path, UrlParams, Success, Error, R>(endpoint: Get<Name, Path, UrlParams, Success, Error, R>) =>
+  windowed(endpoint)
+    .addError(answers(UserFilterInvalid))
+    .addError(answers(UserFilterForbidden))
+    .addError(answers(FilterValueInvalid))
+    .addError(answersInvalidInput(10500, 10501, 10505, 10506, 10507))
+
 const report = <N extends "daily" | "country" | "region" | "city" | "device" | "referrer", A, I>(name: N, row: Schema.Schema<A, I>) => ({
-  domain: HttpApiEndpoint.get(`domain_${name}` as const, `/:domain_id/clicks/${name}`)
-    .setPath(Schema.Struct({ domain_id: PathId(10101) }))
-    .addSuccess(Report(row)),
-  link: HttpApiEndpoint.get(`link_${name}` as const, `/:domain_id/links/:link_id/clicks/${name}`)
-    .setPath(Schema.Struct({ domain_id: PathId(10101), link_id: PathId(10150) }))
-    .addSuccess(Report(row))
+  domain: filtered(
+    HttpApiEndpoint.get(`domain_${name}` as const, `/:domain_id/clicks/${name}`)
+      .setPath(Schema.Struct({ domain_id: PathId(10101) }))
+      .addSuccess(Report(row))
+  ),
+  link: filtered(
+    HttpApiEndpoint.get(`link_${name}` as const, `/:domain_id/links/:link_id/clicks/${name}`)
+      .setPath(Schema.Struct({ domain_id: PathId(10101), link_id: PathId(10150) }))
+      .addSuccess(Report(row))
+  ).addError(answers(LinkNotFound))
 })
 
 const daily = report("daily", DayRow)
@@ -86,12 +129,14 @@ const byReferrer = report("referrer", ReferrerRow)
 
 const describe = "over the window (default: the last 7 days and today), non-bot clicks only"
 
-/** E16-E30 and R1: click analytics, on the Team, Business and Enterprise plans (CONTRACT §9). */
+/**
+ * E16-E30 and R1: click analytics, on the Team, Business and Enterprise plans. Every report but E23
+ * answers one page of rows with `links` to the other pages and `meta`.
+ */
 export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(
-    HttpApiEndpoint.get("clicked")`/${domainId}/links/clicked`
-      .setUrlParams(ClickedParams)
-      .addSuccess(Report(ClickedLink))
+    windowed(HttpApiEndpoint.get("clicked")`/${domainId}/links/clicked`.setUrlParams(ClickedParams).addSuccess(Report(ClickedLink)))
+      .addError(answersInvalidInput(10500, 10501, 10505, 10507, 10153))
       .annotate(OpenApi.Description, `E16: the domain's links with clicks ${describe}, most clicked first`)
   )
   .add(daily.domain.setUrlParams(SharedParams).annotate(OpenApi.Description, `E17: the domain's clicks per UTC day ${describe}`))
@@ -102,18 +147,23 @@ export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(
     byReferrer.domain
       .setUrlParams(DomainReferrerParams)
+      .addError(answers(LinkNotFound))
       .annotate(OpenApi.Description, `E22: clicks per referrer host ${describe}; link_id narrows it to one link`)
   )
   .add(
-    HttpApiEndpoint.get("link_totals")`/${domainId}/links/${linkId}/clicks`
-      .setUrlParams(WindowParams)
-      .addSuccess(LinkTotals)
+    windowed(HttpApiEndpoint.get("link_totals")`/${domainId}/links/${linkId}/clicks`.setUrlParams(WindowParams).addSuccess(LinkTotals))
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(10500, 10501))
       .annotate(OpenApi.Description, "E23: the link's lifetime total, unique and scan_count, or the count of a window")
   )
   .add(
-    HttpApiEndpoint.get("link_hourly")`/${domainId}/links/${linkId}/clicks/hourly`
-      .setUrlParams(params({ ...window, ...page }))
-      .addSuccess(Report(HourRow))
+    windowed(
+      HttpApiEndpoint.get("link_hourly")`/${domainId}/links/${linkId}/clicks/hourly`
+        .setUrlParams(params({ ...window, ...page }))
+        .addSuccess(Report(HourRow))
+    )
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(10500, 10501, 10505))
       .annotate(OpenApi.Description, `E24: the link's clicks per hour of the day (UTC), summed ${describe}`)
   )
   .add(daily.link.setUrlParams(SharedParams).annotate(OpenApi.Description, `E25: the link's clicks per UTC day ${describe}`))
@@ -123,9 +173,9 @@ export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(byDevice.link.setUrlParams(DeviceParams).annotate(OpenApi.Description, `E29: the link's clicks per device ${describe}`))
   .add(byReferrer.link.setUrlParams(ReferrerParams).annotate(OpenApi.Description, `E30: the link's clicks per referrer ${describe}`))
   .add(
-    HttpApiEndpoint.get("raw_clicks")`/${domainId}/links/${linkId}/rawclicks`
-      .setUrlParams(PageParams)
-      .addSuccess(Report(RawClick))
+    guarded(HttpApiEndpoint.get("raw_clicks")`/${domainId}/links/${linkId}/rawclicks`.setUrlParams(PageParams).addSuccess(Report(RawClick)))
+      .addError(answers(LinkNotFound))
+      .addError(answersInvalidInput(10505))
       .annotate(OpenApi.Description, "R1: the link's clicks as recorded, bots included and flagged, newest first")
   )
   .middleware(Authentication) {}

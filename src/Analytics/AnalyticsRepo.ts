@@ -52,7 +52,7 @@ export interface GroupRow {
 /** The first `width` key columns of the rows `s`, as SQL. */
 const groupKeys = (width: 1 | 2 | 3) => KEY_COLUMNS.slice(0, width).map((column) => `s.${column}`)
 
-/** The read side of click analytics (spec E16-E30, R1), over the rollups of `sql/0005_analytics.sql`. */
+/** The read side of click analytics (E16-E30, R1), over the rollups of `sql/0005_analytics.sql`. */
 export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

@@ -1,4 +1,5 @@
 import { Either } from "effect"
+import { WindowEndWithoutStart, WindowInvalid } from "./AnalyticsErrors.ts"
 
 const DAY = 86_400
 
@@ -8,7 +9,7 @@ export interface TimeRange {
   readonly to: number
 }
 
-/** A report's time range (spec "Analytics conventions") and the instant it was asked. */
+/** A report's time range and the instant it was asked. */
 export interface AnalyticsWindow extends TimeRange {
   readonly now: number
 }
@@ -24,21 +25,21 @@ const oneYearAfter = (seconds: number) => {
 
 /**
  * The window of a request: neither bound gives the start of the UTC day a week ago to the end of
- * today; `from` alone one year after it; `to` alone is 10503; `to` before `from` or more than a
- * year after it is 10502.
+ * today; `from` alone one year after it. `to` alone, `to` before `from` or more than a year after it
+ * are refused.
  */
 export const analyticsWindow = (
   now: number,
   from: number | undefined,
   to: number | undefined
-): Either.Either<AnalyticsWindow, 10502 | 10503> => {
+): Either.Either<AnalyticsWindow, WindowInvalid | WindowEndWithoutStart> => {
   if (from === undefined && to === undefined) {
     const today = startOfDay(now)
     return Either.right({ from: today - 7 * DAY, to: today + DAY, now })
   }
-  if (from === undefined) return Either.left(10503)
+  if (from === undefined) return Either.left(WindowEndWithoutStart.of())
   if (to === undefined) return Either.right({ from, to: oneYearAfter(from), now })
-  if (to < from || to > oneYearAfter(from)) return Either.left(10502)
+  if (to < from || to > oneYearAfter(from)) return Either.left(WindowInvalid.of())
   return Either.right({ from, to, now })
 }
 
