@@ -1,13 +1,12 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
+import { embeddedThread } from "./EmbeddedThread.ts"
 
 const INT8_OID = 20
 
@@ -154,9 +153,10 @@ const lockEmbedded = (dataDir: string) => {
 }
 
 /**
- * The embedded database: PGlite in `dataDir` (or in memory for "memory://"), served over a Unix
- * socket so that the unchanged `PgClient` talks to it. PGlite runs one statement at a time, so the
- * pool holds one connection: transactions cannot interleave.
+ * The embedded database: PGlite in `dataDir` (or in memory for "memory://"), on a thread of its own
+ * (`EmbeddedThread.ts`), served over a Unix socket so that the unchanged `PgClient` talks to it.
+ * PGlite runs one statement at a time, so the pool holds one connection: transactions cannot
+ * interleave.
  */
 export const embeddedClient = (dataDir: string) =>
   Layer.unwrapScoped(
@@ -167,18 +167,11 @@ export const embeddedClient = (dataDir: string) =>
         mkdirSync(dbPath, { recursive: true })
         yield* lockEmbedded(dataDir)
       }
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => PGlite.create(dbPath)),
-        (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+      const socketDir = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "links-pg-"))),
+        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
       )
-      const socketDir = mkdtempSync(join(tmpdir(), "links-pg-"))
-      const server = new PGLiteSocketServer({ db, path: join(socketDir, ".s.PGSQL.5432"), maxConnections: 2 })
-      yield* Effect.acquireRelease(Effect.promise(() => server.start()), () =>
-        Effect.promise(() => server.stop()).pipe(
-          Effect.ignore,
-          Effect.ensuring(Effect.sync(() => rmSync(socketDir, { recursive: true, force: true })))
-        )
-      )
+      yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"))
       return poolClient(
         {
           host: socketDir,

@@ -1,0 +1,76 @@
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { createRequire } from "node:module"
+import { Worker } from "node:worker_threads"
+
+/**
+ * PGlite and its socket server on a thread of their own. PGlite runs each statement synchronously
+ * in WebAssembly: on the main thread, one long report stopped every redirect and API request for as
+ * long as it ran. Here only the socket connects the two threads, so `PgClient` is unchanged.
+ */
+const threadSource = `
+const { parentPort, workerData } = require("node:worker_threads")
+const { PGlite } = require(workerData.pglite)
+const { PGLiteSocketServer } = require(workerData.socketServer)
+let db
+let server
+const start = async () => {
+  db = await PGlite.create(workerData.dataPath)
+  server = new PGLiteSocketServer({ db, path: workerData.socketPath, maxConnections: 2 })
+  await server.start()
+}
+start().then(
+  () => parentPort.postMessage({ started: true }),
+  (error) => parentPort.postMessage({ failed: String((error && error.stack) || error) })
+)
+parentPort.on("message", async (message) => {
+  if (message !== "stop") return
+  try { if (server !== undefined) await server.stop() } catch {}
+  try { if (db !== undefined) await db.close() } catch {}
+  parentPort.postMessage({ stopped: true })
+  parentPort.close()
+})
+`
+
+const require = createRequire(import.meta.url)
+
+interface ThreadMessage {
+  readonly started?: boolean
+  readonly failed?: string
+  readonly stopped?: boolean
+}
+
+/** How long a stop may take before the thread is terminated: closing PGlite writes its files. */
+const STOP_TIMEOUT_MS = 15_000
+
+/** The embedded database at `dataPath` ("memory://" for none) served on the Unix socket `socketPath`. */
+export const embeddedThread = (dataPath: string, socketPath: string) =>
+  Effect.acquireRelease(
+    Effect.async<Worker, SqlError>((resume) => {
+      const worker = new Worker(threadSource, {
+        eval: true,
+        workerData: {
+          pglite: require.resolve("@electric-sql/pglite"),
+          socketServer: require.resolve("@electric-sql/pglite-socket"),
+          dataPath,
+          socketPath
+        }
+      })
+      const fail = (reason: string) =>
+        resume(Effect.fail(new SqlError({ cause: reason, message: `the embedded database did not start: ${reason}` })))
+      worker.once("message", (message: ThreadMessage) =>
+        message.started === true ? resume(Effect.succeed(worker)) : fail(message.failed ?? "no reason given")
+      )
+      worker.once("error", (error) => fail(String(error)))
+      worker.once("exit", (code) => fail(`its thread exited with code ${code}`))
+    }),
+    (worker) =>
+      Effect.async<void>((resume) => {
+        worker.once("message", () => resume(Effect.void))
+        worker.once("exit", () => resume(Effect.void))
+        worker.postMessage("stop")
+      }).pipe(
+        Effect.timeoutOption(STOP_TIMEOUT_MS),
+        Effect.andThen(Effect.promise(() => worker.terminate()))
+      )
+  )
