@@ -68,8 +68,9 @@ export const coreLayer = (database: Database) => {
     Passwords.layer,
     RateLimiter.layer,
     UrlChecker.layer,
-    QrRenderer.Default
-  ).pipe(Layer.provideMerge(TokenSecret.Default))
+    QrRenderer.Default,
+    DomainAccess.Default
+  ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
   const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
@@ -96,14 +97,14 @@ export const BootstrapLive = Layer.effectDiscard(
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
-  Layer.provide([AuthenticationLive, DomainAccess.Default])
+  Layer.provide(AuthenticationLive)
 )
 
 /** The redirect hot path and the click pipeline behind it; the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
   Layer.provideMerge(ClickLog.layer()),
   Layer.provideMerge(
-    Layer.mergeAll(ChangeFeed.Default, GeoIp.layer, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
+    Layer.mergeAll(GeoIp.layer, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
   )
 )
 

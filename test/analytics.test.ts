@@ -5,7 +5,6 @@ import { Accounts } from "../src/Accounts/Accounts.ts"
 import type { Caller, Plan, Role } from "../src/Accounts/User.ts"
 import { Analytics } from "../src/Analytics/Analytics.ts"
 import { ClickLog } from "../src/Clicks/ClickLog.ts"
-import { DomainAccess } from "../src/Domains/DomainAccess.ts"
 import { clickRow, writeClickRows, writeClicks } from "./support/Clicks.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { visit } from "./support/Redirects.ts"
@@ -536,7 +535,7 @@ describe("analytics rules: windows, parameters, plans, privileges, pages", () =>
         expect(label).toMatchObject({ _tag: "FilterValueInvalid", code: 10507, message: "label_id is invalid" })
         const hidden = yield* Effect.flip(analytics.rawClicks(member, s.domainId, s.a, page))
         expect(hidden).toMatchObject({ _tag: "LinkNotFound", code: 10150 })
-      }).pipe(Effect.provide(DomainAccess.Default))
+      })
     )
   })
 })

@@ -2,7 +2,6 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Accounts } from "../src/Accounts/Accounts.ts"
 import type { Caller } from "../src/Accounts/User.ts"
-import { DomainAccess } from "../src/Domains/DomainAccess.ts"
 import { Links } from "../src/Links/Links.ts"
 import { QrRenderer } from "../src/Links/QrRenderer.ts"
 import { at, call, codes, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
@@ -374,7 +373,7 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
           Effect.catchTag("LinkNotFound", (failure) => Effect.succeed(failure.code))
         )
         expect(missing).toBe(10150)
-      }).pipe(Effect.provide(DomainAccess.Default))
+      })
     )
   })
 })

@@ -1,7 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Caller } from "../Accounts/User.ts"
 import type { RollupKind } from "../Clicks/Rollups.ts"
-import type { DomainAccess } from "../Domains/DomainAccess.ts"
+import { DomainAccess } from "../Domains/DomainAccess.ts"
 import type { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { viewerOf as linksViewerOf } from "../Links/LinkAccess.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
@@ -57,19 +57,20 @@ const oneLink = (domainId: number, linkId: number): Scope => ({
 /**
  * The click analytics use cases (E16-E30, R1): on the Team, Business and Enterprise plans only
  * (checked first), over a domain of the caller's account and the links the caller sees of it, in a
- * window of at most a year. Each method needs `DomainAccess`, the caller's cached view of a domain.
+ * window of at most a year.
  */
 export class Analytics extends Effect.Service<Analytics>()("Analytics", {
   effect: Effect.gen(function* () {
     const repo = yield* AnalyticsRepo
     const links = yield* LinkRepo
+    const access = yield* DomainAccess
 
     const windowOf = (bounds: WindowBounds) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) => analyticsWindow(Math.floor(millis / 1000), bounds.from_unix, bounds.to_unix))
 
     /** The plan first, then the domain as the caller sees it, disabled or not. */
-    const viewerOf = (caller: Caller, domainId: number): Effect.Effect<Viewer, PlanWithoutAnalytics | DomainNotFound, DomainAccess> =>
-      caller.plan === "free" ? Effect.fail(PlanWithoutAnalytics.of()) : linksViewerOf(caller, domainId, { activeOnly: false })
+    const viewerOf = (caller: Caller, domainId: number): Effect.Effect<Viewer, PlanWithoutAnalytics | DomainNotFound> =>
+      caller.plan === "free" ? Effect.fail(PlanWithoutAnalytics.of()) : linksViewerOf(access, caller, domainId, { activeOnly: false })
 
     const requireVisibleLink = (domainId: number, linkId: number, viewer: Viewer) =>
       Effect.flatMap(links.byId(domainId, linkId, viewer), (link) => (Option.isNone(link) ? Effect.fail(LinkNotFound.of()) : Effect.void))
@@ -267,5 +268,5 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
       rawClicks
     } as const
   }),
-  dependencies: [AnalyticsRepo.Default, LinkRepo.Default]
+  dependencies: [AnalyticsRepo.Default, LinkRepo.Default, DomainAccess.Default]
 }) {}

@@ -5,6 +5,7 @@ import { InvalidInput } from "../Platform/Failure.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
+import { DomainAccess } from "../Domains/DomainAccess.ts"
 import { viewerOf } from "./LinkAccess.ts"
 import {
   AliasTaken,
@@ -43,9 +44,7 @@ const nowSeconds = Effect.map(Clock.currentTimeMillis, (millis) => Math.floor(mi
 /**
  * The links use cases (E4-E6, E11-E14). A caller sees the links of their account's domains that
  * they made; account admins and admins of a domain see all of its links. A link another caller may
- * not see is not found, as is a domain of another account. Each method but `validate` needs
- * `DomainAccess`, the caller's cached view of a domain, which lives beside the HTTP layer with the
- * change feed that keeps it current.
+ * not see is not found, as is a domain of another account.
  */
 export class Links extends Effect.Service<Links>()("Links", {
   effect: Effect.gen(function* () {
@@ -54,6 +53,7 @@ export class Links extends Effect.Service<Links>()("Links", {
     const checker = yield* UrlChecker
     const renderer = yield* QrRenderer
     const sql = yield* SqlClient.SqlClient
+    const access = yield* DomainAccess
 
     const visible = <A>(found: Option.Option<A>) =>
       Option.match(found, { onNone: () => Effect.fail(LinkNotFound.of()), onSome: Effect.succeed })
@@ -69,14 +69,14 @@ export class Links extends Effect.Service<Links>()("Links", {
 
     /** E11 */
     const get = (caller: Caller, domainId: number, linkId: number) =>
-      Effect.flatMap(viewerOf(caller, domainId, { activeOnly: false }), (viewer) => linkOf(domainId, linkId, viewer)).pipe(
+      Effect.flatMap(viewerOf(access, caller, domainId, { activeOnly: false }), (viewer) => linkOf(domainId, linkId, viewer)).pipe(
         orDieOnInfrastructure
       )
 
     /** E13: by alias, ignoring case. */
     const byAlias = (caller: Caller, domainId: number, alias: string) =>
       Effect.gen(function* () {
-        const viewer = yield* viewerOf(caller, domainId, { activeOnly: false })
+        const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: false })
         if (alias === "" || alias.length > 255) return yield* Effect.fail(InvalidInput.of(10102))
         return yield* Effect.flatMap(repo.byAlias(domainId, alias, viewer), visible)
       }).pipe(orDieOnInfrastructure)
@@ -88,7 +88,7 @@ export class Links extends Effect.Service<Links>()("Links", {
     /** E6: one page of the matching links, the number of all matches and the sum of their clicks. */
     const search = (caller: Caller, domainId: number, query: LinkQuery) =>
       Effect.gen(function* () {
-        const viewer = yield* viewerOf(caller, domainId, { activeOnly: false })
+        const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: false })
         if (query.allUsers && !viewer.seesAll) return yield* Effect.fail(NotDomainAdmin.of())
         const url = query.url === undefined ? undefined : parseHttpUrl(query.url, { assumeHttp: true })
         if (query.url !== undefined && url === undefined) return yield* Effect.fail(InvalidInput.of(10122))
@@ -122,7 +122,7 @@ export class Links extends Effect.Service<Links>()("Links", {
      */
     const create = (caller: Caller, domainId: number, input: CreateLinkInput) =>
       Effect.gen(function* () {
-        const viewer = yield* viewerOf(caller, domainId, { activeOnly: true })
+        const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: true })
         const draft = yield* readCreateLink(input, yield* nowSeconds, (id) =>
           templates.findOnDomain({ accountId: caller.accountId, domainId, id })
         )
@@ -159,7 +159,7 @@ export class Links extends Effect.Service<Links>()("Links", {
      */
     const update = (caller: Caller, domainId: number, linkId: number, operations: ReadonlyArray<unknown>) =>
       Effect.gen(function* () {
-        const viewer = yield* viewerOf(caller, domainId, { activeOnly: false })
+        const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: false })
         const before = yield* linkOf(domainId, linkId, viewer)
         const reading = readLinkPatch(operations, yield* nowSeconds)
         const { changes } = reading
@@ -193,5 +193,5 @@ export class Links extends Effect.Service<Links>()("Links", {
 
     return { validate, get, byAlias, qr, search, create, update } as const
   }),
-  dependencies: [LinkRepo.Default, UtmTemplateRepo.Default, QrRenderer.Default, UrlChecker.layer]
+  dependencies: [LinkRepo.Default, UtmTemplateRepo.Default, QrRenderer.Default, UrlChecker.layer, DomainAccess.Default]
 }) {}
