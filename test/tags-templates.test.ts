@@ -1,7 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { at, call, codes, newUser } from "./support/Http.ts"
+import { Tags } from "../src/Tags/Tags.ts"
+import { at, call, callerOf, codes, newUser } from "./support/Http.ts"
 import { newDomain as domainOf, newUtmTemplate } from "./support/Fixtures.ts"
+import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const names = (reply: { body: unknown }) => (at(reply.body, "objects") as ReadonlyArray<unknown>).map((t) => at(t, "name"))
@@ -94,6 +96,42 @@ describe("tags (T1, T2) and UTM templates (E15)", () => {
         const foreign = yield* call("GET", `/api/v4/utm_templates?domain_id=${domainId}`, { token: stranger.token })
         expect(foreign.status).toBe(404)
         expect(codes(foreign)).toEqual([10201])
+      })
+    )
+
+    it.effect("the OpenAPI document lists, per operation, the codes each status can carry", () =>
+      Effect.gen(function* () {
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        expect(documentedCodes(document, "/api/v4/tags", "post", "400")).toEqual(
+          expect.arrayContaining([10153, 10300, 10301, 10303, 10304, 10305, 10306, 10307, 10308])
+        )
+        expect(documentedCodes(document, "/api/v4/tags", "post", "404")).toEqual([10301])
+        expect(documentedCodes(document, "/api/v4/tags", "get", "400")).toEqual(expect.arrayContaining([10300, 10301, 10302]))
+        expect(documentedCodes(document, "/api/v4/tags", "get", "404")).toEqual([10301])
+        expect(documentedCodes(document, "/api/v4/utm_templates", "get", "400")).toEqual(expect.arrayContaining([10200, 10201]))
+        expect(documentedCodes(document, "/api/v4/utm_templates", "get", "404")).toEqual([10201])
+      })
+    )
+
+    it.effect("the Tags service is usable without HTTP: failures are tagged, with their code and message", () =>
+      Effect.gen(function* () {
+        const tags = yield* Tags
+        const user = yield* newUser()
+        const domainId = yield* domainOf(user)
+        const caller = callerOf(user)
+        const tag = yield* tags.create(caller, { domain_id: domainId, name: " Launch ", shared: true })
+        expect(tag).toMatchObject({ domain_id: domainId, user_id: user.userId, name: "Launch", shared: true, notes: "" })
+        const again = yield* tags.create(caller, { domain_id: domainId, name: "LAUNCH" }).pipe(
+          Effect.as("created"),
+          Effect.catchTag("TagNameExists", (failure) => Effect.succeed(`${failure.code} ${failure.message}`))
+        )
+        expect(again).toBe("10308 tag name already exists")
+        const invalid = yield* Effect.flip(tags.create(caller, { domain_id: domainId, name: " ", notes: "n".repeat(1001) }))
+        expect(invalid).toMatchObject({ _tag: "InvalidInput", problems: [{ code: 10304 }, { code: 10307 }] })
+        const stranger = { ...caller, userId: caller.userId + 1_000_000, accountId: caller.accountId + 1_000_000 }
+        const hidden = yield* Effect.flip(tags.list(stranger, domainId, ""))
+        expect(hidden).toMatchObject({ _tag: "TagDomainNotFound", code: 10301, message: "domain_id is invalid" })
+        expect((yield* tags.list(caller, domainId, "laun")).map((found) => found.name)).toEqual(["Launch"])
       })
     )
   })

@@ -1,6 +1,6 @@
 import { Effect, Match } from "effect"
 import { coreLayer } from "../App.ts"
-import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
+import { Tags } from "../Tags/Tags.ts"
 import { Accounts, AdminError } from "../Accounts/Accounts.ts"
 import { DatabaseLive } from "../Sql/Database.ts"
 import { migrate } from "../Sql/Migrator.ts"
@@ -10,7 +10,7 @@ import type { Outcome } from "./Outcome.ts"
 /** The services of the API over the configured database, migrated. */
 const servicesLayer = coreLayer(DatabaseLive)
 
-const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | UtmTemplateRepo>) => Effect.provide(effect, servicesLayer)
+const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Tags>) => Effect.provide(effect, servicesLayer)
 
 const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Accounts, f))
 
@@ -80,12 +80,8 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UtmTemplateCreate: ({ domainId, fields, name }) =>
-      withServices(
-        Effect.flatMap(UtmTemplateRepo, (templates) => templates.create({ domainId, name, fields })).pipe(
-          Effect.flatten,
-          Effect.catchTag("NoSuchElementException", () => new AdminError({ message: `there is no domain ${domainId}` }))
-        )
-      ).pipe(
+      withServices(Effect.flatMap(Tags, (tags) => tags.createUtmTemplate(domainId, name, fields))).pipe(
+        Effect.catchTag("UtmTemplateDomainNotFound", () => new AdminError({ message: `there is no domain ${domainId}` })),
         Effect.map(
           (template): Outcome => ({
             json: { id: template.id, name: template.name, fields: template.fields },

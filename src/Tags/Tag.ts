@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** A tag as T1 and T2 show it (the spec shows name and shared; the rest is ours). */
+/** A tag as T1 and T2 show it (the real API shows name and shared; the other fields are ours). */
 export class Tag extends Schema.Class<Tag>("Tag")({
   id: Schema.Int,
   domain_id: Schema.Int,

@@ -5,7 +5,7 @@ import { Tag } from "./Tag.ts"
 const columns = (sql: SqlClient.SqlClient) =>
   sql`id, domain_id, user_id, name, shared, notes, floor(extract(epoch FROM created))::int8 AS created`
 
-/** Tags of a domain: shared ones are the whole account's, the others their creator's (CONTRACT §2, T1). */
+/** Tags of a domain: shared ones are seen by the whole account, the others by their creator only (T1). */
 export class TagRepo extends Effect.Service<TagRepo>()("TagRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

@@ -14,7 +14,7 @@ export const UtmFieldCode = Schema.String.pipe(
   })
 )
 
-/** One query parameter a UTM template adds to a link's redirect URL (spec "UTM template"). */
+/** One query parameter a UTM template adds to a link's redirect URL. */
 export const UtmField = Schema.Struct({
   label: text("label", 100),
   field_code: UtmFieldCode,

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Accounts } from "../../src/Accounts/Accounts.ts"
-import type { Plan, Role } from "../../src/Accounts/User.ts"
+import type { Caller, Plan, Role } from "../../src/Accounts/User.ts"
 import { BaseUrl } from "./TestServer.ts"
 
 export interface Reply {
@@ -69,6 +69,17 @@ export const newUser = (options: { plan?: Plan; role?: Role; accountId?: number 
     const token = stringAt(reply.body, "access_token")
     return { userId: user.user_id, accountId, email, token, refreshToken: user.refresh_token } satisfies TestUser
   }).pipe(Effect.orDie)
+
+/** A test user as the caller a use-case service takes, for calling it without HTTP. */
+export const callerOf = (user: TestUser, role: Role = "account_admin", plan: Plan = "enterprise"): Caller => ({
+  userId: user.userId,
+  accountId: user.accountId,
+  email: user.email,
+  nickname: user.email.split("@")[0] ?? "",
+  role,
+  plan,
+  linkQuota: null
+})
 
 /** The value at a path of keys and indexes in a JSON answer (undefined where the path ends early). */
 export const at = (value: unknown, ...path: ReadonlyArray<string | number>): unknown => {
