@@ -13,6 +13,7 @@ import { DomainAccess } from "./Domains/DomainAccess.ts"
 import { Domains } from "./Domains/Domains.ts"
 import { Links } from "./Links/Links.ts"
 import { Tags } from "./Tags/Tags.ts"
+import { Sessions } from "./Auth/Sessions.ts"
 import { Analytics } from "./Analytics/Analytics.ts"
 import { AnalyticsHttpLive } from "./Analytics/AnalyticsHttp.ts"
 import { AuthHttpLive } from "./Auth/AuthHttp.ts"
@@ -72,7 +73,7 @@ export const coreLayer = (database: Database) => {
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
   return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
 }
 

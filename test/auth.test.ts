@@ -2,7 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
+import { Sessions } from "../src/Auth/Sessions.ts"
 import { call, codes, newUser, numberAt, PASSWORD, stringAt } from "./support/Http.ts"
+import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 describe("authentication (E1, E2, bearer tokens)", () => {
@@ -149,6 +151,38 @@ describe("authentication (E1, E2, bearer tokens)", () => {
             expect(reply.body).toEqual({ errors: [{ code: 10000, message: "invalid token" }] })
           }
         }
+      })
+    )
+
+    it.effect("the OpenAPI document lists, per operation, the codes each status can carry", () =>
+      Effect.gen(function* () {
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        for (const path of ["/api/v4/access_token", "/api/v4/validate_login"]) {
+          expect(documentedCodes(document, path, "post", "401"), path).toEqual([10001])
+          expect(documentedCodes(document, path, "post", "503"), path).toEqual([10901])
+          expect(documentedCodes(document, path, "post", "400"), path).toEqual([10153])
+        }
+        expect(documentedCodes(document, "/api/v4/domains", "get", "401")).toEqual([10000])
+      })
+    )
+
+    it.effect("the Sessions service is usable without HTTP: failures are tagged, with their code and message", () =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const user = yield* newUser()
+        const session = yield* sessions.accessToken({ email: user.email, refreshToken: user.refreshToken })
+        expect(session).toMatchObject({ accessToken: user.token, user: { user_id: user.userId, email: user.email } })
+        const refused = yield* sessions.validateLogin(user.email, "wrong password!").pipe(
+          Effect.as("accepted"),
+          Effect.catchTag("InvalidCredentials", (failure) => Effect.succeed(`${failure.code} ${failure.message}`))
+        )
+        expect(refused).toBe(`10001 ${user.email} may not be registered`)
+        const rotated = yield* sessions.rotateRefreshToken(user.email)
+        const old = yield* Effect.flip(sessions.accessToken({ email: user.email, refreshToken: user.refreshToken }))
+        expect(old).toMatchObject({ _tag: "InvalidCredentials", code: 10001 })
+        expect((yield* sessions.accessToken({ email: user.email, refreshToken: rotated.refresh_token })).accessToken).toBe(user.token)
+        const unknown = yield* Effect.flip(sessions.rotateRefreshToken("nobody@example.com"))
+        expect(unknown).toMatchObject({ _tag: "UnknownUser", message: "there is no user with the e-mail nobody@example.com" })
       })
     )
   })

@@ -106,6 +106,7 @@ describe("tags (T1, T2) and UTM templates (E15)", () => {
           expect.arrayContaining([10153, 10300, 10301, 10303, 10304, 10305, 10306, 10307, 10308])
         )
         expect(documentedCodes(document, "/api/v4/tags", "post", "404")).toEqual([10301])
+        expect(documentedCodes(document, "/api/v4/tags", "post", "401")).toEqual([10000])
         expect(documentedCodes(document, "/api/v4/tags", "get", "400")).toEqual(expect.arrayContaining([10300, 10301, 10302]))
         expect(documentedCodes(document, "/api/v4/tags", "get", "404")).toEqual([10301])
         expect(documentedCodes(document, "/api/v4/utm_templates", "get", "400")).toEqual(expect.arrayContaining([10200, 10201]))

@@ -1,18 +1,42 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { User } from "../Accounts/User.ts"
+import { ErrorCatalogue } from "../Platform/ErrorCatalogue.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { InvalidCredentials, LoginsBusy } from "./AuthErrors.ts"
 
-/** Type checks of credentials happen in the handler: any bad login is the same 401 (CONTRACT §3). */
-const Credentials = Schema.Struct({
-  email: Schema.optional(Schema.Unknown),
-  password: Schema.optional(Schema.Unknown)
-})
+/**
+ * A credential as text. Anything else (a number, an object, text with a NUL, which no stored value
+ * has) reads as "", which matches no user: any bad login is the same 401, whatever was wrong.
+ */
+const Credential = Schema.optional(
+  Schema.transform(Schema.Unknown, Schema.String, {
+    strict: true,
+    decode: (value) => (typeof value === "string" && !value.includes("\u0000") ? value : ""),
+    encode: (text) => text
+  })
+)
 
-const TokenRequest = Schema.Struct({
-  email: Schema.optional(Schema.Unknown),
-  password: Schema.optional(Schema.Unknown),
-  refresh_token: Schema.optional(Schema.Unknown)
-})
+const Credentials = Schema.Struct({ email: Credential, password: Credential })
+
+const TokenRequest = Schema.Struct({ email: Credential, password: Credential, refresh_token: Credential })
+
+/**
+ * `InvalidCredentials` as E1 and E2 answer it: its body also carries `success: 0`, like the real
+ * API's, which `answers` does not write; the handlers hand the edge an `ApiError` that does.
+ */
+const RefusedLogin = Schema.transform(
+  Schema.Struct({
+    success: Schema.Literal(0),
+    errors: Schema.Tuple(Schema.Struct({ code: Schema.Literal(InvalidCredentials.code), message: Schema.String }))
+  }),
+  Schema.typeSchema(InvalidCredentials),
+  {
+    strict: true,
+    decode: (wire) => new InvalidCredentials({ message: wire.errors[0].message }),
+    encode: (failure) => ({ success: 0 as const, errors: [{ code: InvalidCredentials.code, message: failure.message }] as const })
+  }
+).annotations(HttpApiSchema.annotations({ status: 401, description: `10001: ${ErrorCatalogue[10001].description}` }))
 
 export class LoginResponse extends Schema.Class<LoginResponse>("LoginResponse")({
   success: Schema.Literal(1),
@@ -31,11 +55,17 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("validateLogin", "/validate_login")
       .setPayload(Credentials)
       .addSuccess(LoginResponse)
+      .addError(RefusedLogin)
+      .addError(answers(LoginsBusy))
+      .addError(answersInvalidInput(10153))
       .annotate(OpenApi.Description, "E1: check an e-mail and password without issuing a token")
   )
   .add(
     HttpApiEndpoint.post("accessToken", "/access_token")
       .setPayload(TokenRequest)
       .addSuccess(AccessTokenResponse)
+      .addError(RefusedLogin)
+      .addError(answers(LoginsBusy))
+      .addError(answersInvalidInput(10153))
       .annotate(OpenApi.Description, "E2: the caller's valid access token, or a new one, for a password or refresh token")
   ) {}

@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { Authentication } from "./Authentication.ts"
-import { ApiError } from "../Platform/ApiError.ts"
+import { InvalidToken } from "./AuthErrors.ts"
 import type { Caller } from "../Accounts/User.ts"
 import { UserRepo } from "../Accounts/UserRepo.ts"
 import { accessTokenHash } from "./TokenStore.ts"
@@ -38,12 +38,12 @@ export const AuthenticationLive = Layer.scoped(
       bearer: (bearer) =>
         Effect.gen(function* () {
           const token = Redacted.value(bearer)
-          if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return yield* ApiError.of(10000)
+          if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return yield* InvalidToken.of()
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const hash = accessTokenHash(token)
           const read = Effect.flatMap(users.findByAccessToken({ hash, now }), (found) =>
             Option.match(found, {
-              onNone: () => ApiError.of(10000),
+              onNone: () => InvalidToken.of(),
               onSome: ({ user, expires }): Effect.Effect<Cached> =>
                 Effect.succeed({
                   caller: {

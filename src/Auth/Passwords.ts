@@ -1,7 +1,7 @@
 import { Effect, Queue } from "effect"
 import { availableParallelism } from "node:os"
 import { setTimeout as sleep } from "node:timers/promises"
-import { ApiError } from "../Platform/ApiError.ts"
+import { LoginsBusy } from "./AuthErrors.ts"
 import { CpuBudget } from "./CpuBudget.ts"
 import { type HashThread, hashThreads } from "./HashThreads.ts"
 
@@ -64,7 +64,7 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
 
     const limited = <A>(work: (thread: HashThread) => Promise<A>) =>
       Effect.suspend(() => {
-        if (waiting >= options.maxWaiting) return Effect.fail(ApiError.of(10901))
+        if (waiting >= options.maxWaiting) return Effect.fail(LoginsBusy.of())
         waiting++
         return onThread(work).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
       })

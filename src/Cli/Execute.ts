@@ -2,6 +2,8 @@ import { Effect, Match } from "effect"
 import { coreLayer } from "../App.ts"
 import { Tags } from "../Tags/Tags.ts"
 import { Accounts, AdminError } from "../Accounts/Accounts.ts"
+import type { LoginsBusy } from "../Auth/AuthErrors.ts"
+import { Sessions } from "../Auth/Sessions.ts"
 import { DatabaseLive } from "../Sql/Database.ts"
 import { migrate } from "../Sql/Migrator.ts"
 import type { Command } from "./Command.ts"
@@ -10,9 +12,12 @@ import type { Outcome } from "./Outcome.ts"
 /** The services of the API over the configured database, migrated. */
 const servicesLayer = coreLayer(DatabaseLive)
 
-const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Tags>) => Effect.provide(effect, servicesLayer)
+const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Sessions | Tags>) => Effect.provide(effect, servicesLayer)
 
 const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Accounts, f))
+
+/** The hashing queue is full: said as the API's error is, code first. */
+const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
 
 const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited links" : `at most ${linkQuota} links`)
 
@@ -44,6 +49,7 @@ export const execute = (command: DatabaseCommand) =>
 
     UserCreate: (input) =>
       withAccounts((accounts) => accounts.createUser(input)).pipe(
+        Effect.catchTag("LoginsBusy", busy),
         Effect.map(
           (user): Outcome => ({
             json: user,
@@ -55,7 +61,8 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UserRefreshToken: ({ email }) =>
-      withAccounts((accounts) => accounts.rotateRefreshToken(email)).pipe(
+      withServices(Effect.flatMap(Sessions, (sessions) => sessions.rotateRefreshToken(email))).pipe(
+        Effect.catchTag("UnknownUser", (unknown) => new AdminError({ message: unknown.message })),
         Effect.map(
           (rotated): Outcome => ({
             json: rotated,
