@@ -136,8 +136,6 @@ describe("the service process", () => {
         if (!refused) yield* Effect.sleep("50 millis")
       }
       expect(refused, "new connections are refused after the signal").toBe(true)
-      const idleClosed = yield* Effect.promise(() => idle.closed)
-      expect(parseResponse(idleClosed.received).status).toBe(200)
       expect(yield* service.hasExited).toBe(false)
 
       yield* Effect.promise(() => inFlight.write(body.slice(half)))
@@ -145,10 +143,15 @@ describe("the service process", () => {
       expect(answered.status).toBe(200)
       expect(answered.headers.get("connection")).toBe("close")
       expect(JSON.parse(answered.body)).toMatchObject({ success: 1, user: { email: ADMIN.ADMIN_EMAIL } })
+      // The idle connection is not cut by the stop (its client may be sending on it): it ends at the
+      // keep-alive timeout, 5 s after its answer.
+      const idleClosed = yield* Effect.promise(() => idle.closed)
+      expect(parseResponse(idleClosed.received).status).toBe(200)
+      expect(idleClosed.afterMs).toBeGreaterThanOrEqual(4_500)
 
       const exited = yield* exitWithin(service, 10_000)
       expect(exited, service.stdout() + service.stderr()).toMatchObject({ code: 0, signal: null })
-      expect(exited.at - sent).toBeLessThan(5_000)
+      expect(exited.at - sent).toBeLessThan(8_000)
 
       const lines = service.stdout().split("\n").filter((line) => line.trim() !== "")
       const logs: ReadonlyArray<unknown> = lines.map((line) => JSON.parse(line))

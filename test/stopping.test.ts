@@ -1,7 +1,10 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync, readdirSync } from "node:fs"
-import { request } from "node:http"
+import { type IncomingMessage, request, type ServerResponse } from "node:http"
+import { setTimeout as sleep } from "node:timers/promises"
+import { makeNodeServer } from "../src/Platform/NodeServer.ts"
+import { ShutdownState } from "../src/Platform/Shutdown.ts"
 import { call, numberAt, stringAt } from "./support/Http.ts"
 import { accepts, openRaw, parseResponse } from "./support/OpsSockets.ts"
 import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
@@ -84,13 +87,18 @@ const storedClicks = (link: { token: string; domainId: number; linkId: number })
 
 describe("stopping the service (SIGTERM and SIGINT)", () => {
   it.scopedLive(
-    "drains first: /readyz answers 503 at once, answers close their connections, idle ones are closed, the listener serves for SHUTDOWN_DRAIN_SECONDS, and a relayed copy of the signal does not cut it short",
+    "drains first: /readyz answers 503 at once, connections opened before the stop close after their next answer, those opened during the drain stay keep-alive, no idle connection is cut, the listener serves for SHUTDOWN_DRAIN_SECONDS, and a relayed copy of the signal does not cut it short",
     () =>
       Effect.gen(function* () {
         const service = yield* spawnService({ DATA_DIR: dataDir, SHUTDOWN_DRAIN_SECONDS: "2", LOG_LEVEL: "info", ...ADMIN })
         yield* waitReady(service)
+        // Keep-alive connections answered before the stop, idle when it comes, as a proxy pools them.
+        const opened = Date.now()
+        const reused = yield* Effect.promise(() => openRaw(service.port))
         const idle = yield* Effect.promise(() => openRaw(service.port))
-        yield* Effect.promise(() => idle.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+        for (const connection of [reused, idle]) {
+          yield* Effect.promise(() => connection.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+        }
         yield* Effect.sleep("200 millis")
 
         const sent = Date.now()
@@ -98,20 +106,35 @@ describe("stopping the service (SIGTERM and SIGINT)", () => {
         yield* Effect.sleep("20 millis")
         yield* service.kill("SIGTERM")
         yield* Effect.sleep("200 millis")
-        expect(yield* status(service, "/readyz")).toEqual({ status: 503, connection: "close" })
-        expect(yield* status(service, "/healthz")).toEqual({ status: 200, connection: "close" })
-        const idleClosed = yield* Effect.promise(() => idle.closed)
-        expect(parseResponse(idleClosed.received).status).toBe(200)
-        expect(idleClosed.afterMs).toBeLessThan(1_000)
+        expect((yield* status(service, "/readyz")).status).toBe(503)
+        // A request on a pooled connection during the drain is answered, and its answer closes it:
+        // closing idle connections instead would reset a request a proxy is sending at that moment.
+        yield* Effect.promise(() => reused.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+        const reusedClosed = yield* Effect.promise(() => reused.closed)
+        const [, second] = reusedClosed.received.split(/(?=HTTP\/1\.1 )/)
+        const answer = parseResponse(second ?? "")
+        expect([answer.status, answer.headers.get("connection")]).toEqual([200, "close"])
+        // A connection opened during the drain stays keep-alive (one per request would fill the
+        // accept queue that the kernel resets when the listener closes).
+        const late = yield* Effect.promise(() => openRaw(service.port))
+        let lateReceived = ""
+        late.socket.on("data", (chunk: string) => (lateReceived += chunk))
+        yield* Effect.promise(() => late.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"))
+        yield* Effect.sleep("200 millis")
+        expect(parseResponse(lateReceived).headers.get("connection")).toBe("keep-alive")
 
-        yield* Effect.sleep("1200 millis")
+        yield* Effect.sleep("1000 millis")
         expect(yield* service.hasExited).toBe(false)
         expect(yield* Effect.promise(() => accepts(service.port))).toBe(true)
 
         const exited = yield* exitWithin(service, 10_000)
         expect(exited, service.stdout() + service.stderr()).toMatchObject({ code: 0, signal: null })
         expect(exited.at - sent).toBeGreaterThanOrEqual(1_900)
-        expect(exited.at - sent).toBeLessThan(6_000)
+        expect(exited.at - sent).toBeLessThan(8_000)
+        // The connection left idle was not cut by the stop: it ended at the keep-alive timeout (5 s).
+        const idleClosed = yield* Effect.promise(() => idle.closed)
+        expect(parseResponse(idleClosed.received).status).toBe(200)
+        expect(opened + idleClosed.afterMs - sent).toBeGreaterThanOrEqual(4_000)
 
         const lines = logLines(service)
         const ready = lines.find((line) => String(line["message"]).startsWith("ready in "))
@@ -121,7 +144,7 @@ describe("stopping the service (SIGTERM and SIGINT)", () => {
         expect(messages(service).some((m) => m.startsWith("drain over"))).toBe(true)
         const stopped = lines.find((line) => String(line["message"]).startsWith("stopped in "))
         expect(stopped).toMatchObject({
-          annotations: { requests_finished_while_stopping: 2, clicks_written: 0, clicks_spilled: 0 }
+          annotations: { requests_finished_while_stopping: 3, clicks_written: 0, clicks_spilled: 0 }
         })
       }),
     60_000
@@ -204,4 +227,43 @@ describe("stopping the service (SIGTERM and SIGINT)", () => {
       }),
     90_000
   )
+})
+
+describe("the listener's close after a drain", () => {
+  it("answers a request that comes on a connection accepted before the close, even once the API's listener is removed; leaves an idle keep-alive connection to its keep-alive timeout; closes one that brought no request after closeGrace", async () => {
+    const shutdown = new ShutdownState()
+    const server = makeNodeServer({ closeGrace: 300, keepAliveTimeout: 1_000 }, undefined, undefined, shutdown)
+    const api = (_request: IncomingMessage, response: ServerResponse) => response.end("ok")
+    server.on("request", api)
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        resolve(typeof address === "object" && address !== null ? address.port : 0)
+      })
+    )
+    // A proxy's pooled connection, idle after its answer: the proxy may send on it at any moment.
+    const pooled = await openRaw(port)
+    await pooled.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    await sleep(50)
+    const pooledIdleSince = Date.now()
+    shutdown.request()
+    // A proxy connected a moment before the close; its request is still on its way.
+    const late = await openRaw(port)
+    const quiet = await openRaw(port)
+    const closing = Date.now()
+    // As Effect does when its scope closes: the API's listener goes first, then the server closes.
+    server.off("request", api)
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    await sleep(100)
+    await late.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    const answered = await late.closed
+    expect(parseResponse(answered.received)).toMatchObject({ status: 200, body: "ok" })
+    expect(parseResponse(answered.received).headers.get("connection")).toBe("close")
+    expect(await accepts(port)).toBe(false)
+    await quiet.closed
+    expect(Date.now() - closing).toBeGreaterThanOrEqual(280)
+    await pooled.closed
+    expect(Date.now() - pooledIdleSince).toBeGreaterThanOrEqual(900)
+    await closed
+  })
 })

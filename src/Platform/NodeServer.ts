@@ -1,4 +1,5 @@
 import { IncomingMessage, Server, ServerResponse } from "node:http"
+import { Socket } from "node:net"
 import { ApiError } from "./ApiError.ts"
 import { ShutdownState } from "./Shutdown.ts"
 
@@ -14,6 +15,12 @@ export interface NodeServerOptions {
   /** How long `close()` waits for in-flight requests before it cuts their connections. */
   readonly drainTimeout: number
   /**
+   * How long after the listener closes at the end of a drain a connection that has brought no request
+   * yet may still bring one: a proxy that connected just before sends its request at once, and Node
+   * reads it an event-loop turn after the accept.
+   */
+  readonly closeGrace: number
+  /**
    * An API request not answered by then gets 503 10902: every other wait of a request is bounded well
    * below it, so what reaches it waits for a database that stopped answering (a network partition).
    */
@@ -26,6 +33,7 @@ export const nodeServerDefaults: NodeServerOptions = {
   keepAliveTimeout: 5_000,
   connectionsCheckingInterval: 1_000,
   drainTimeout: 10_000,
+  closeGrace: 1_000,
   apiDeadline: 20_000
 }
 
@@ -46,13 +54,20 @@ export type PreHandler = (
   toApi: (req: IncomingMessage, res: ServerResponse) => void
 ) => boolean
 
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
+
 /**
- * A listener that stops in two steps. While the process drains (`ShutdownState`) it still accepts and
- * answers, but every answer carries `Connection: close` and idle keep-alive connections are closed,
- * so that clients and proxies move to another instance without a refused or reset request. Then
- * `close()` stops accepting, closes idle connections, lets in-flight requests finish (with
- * `Connection: close`) for at most `drainTimeout`, and cuts what is left; a request that arrives on
- * an open connection meanwhile gets a 503 and the connection is closed.
+ * A listener that stops in two steps without resetting a request. While the process drains
+ * (`ShutdownState`) it still accepts and answers; a connection opened before the drain is closed
+ * after its next answer (`Connection: close`), so that a client that a layer-4 balancer pinned here
+ * reconnects to wherever the balancer now sends it. Connections opened during the drain stay
+ * keep-alive: a proxy that still sends here (nginx learns of a stop only from refused connections)
+ * would otherwise open one per request, whose queue of accepted connections the kernel resets when
+ * the listener closes. Then `close()` stops accepting and every answer closes its connection. An idle
+ * connection is never closed by the stop, since its client may be sending on it at that moment: it
+ * ends when its client closes it (a proxy's keep-alive timeout below ours) or at our keep-alive
+ * timeout. A connection that has brought no request gets `closeGrace`; what is still open at
+ * `drainTimeout` is cut. Closed without a drain (tests), the server closes idle connections at once.
  */
 class DrainingServer extends Server {
   private readonly inFlight = new Set<ServerResponse>()
@@ -60,9 +75,21 @@ class DrainingServer extends Server {
   private readonly awaitingApi = new Map<ServerResponse, number>()
   private readonly sweeper: NodeJS.Timeout
   private closing = false
+  /** When each connection was accepted. */
+  private readonly acceptedAt = new WeakMap<Socket, number>()
+  /** Connections that have not brought a request yet, which Node does not count as idle. */
+  private readonly fresh = new Set<Socket>()
+  /**
+   * The API's request listener. Effect removes it just before it closes the server, while requests
+   * may still arrive on open connections; they go to it all the same (the services it uses close only
+   * after the server has).
+   */
+  private api: RequestListener | undefined
   private readonly toApi = (req: IncomingMessage, res: ServerResponse) => {
     this.awaitingApi.set(res, Date.now())
-    super.emit("request", req, res)
+    if (this.listenerCount("request") > 0) super.emit("request", req, res)
+    else if (this.api !== undefined) this.api(req, res)
+    else answerUnavailable(res, { connection: "close" })
   }
 
   constructor(
@@ -82,7 +109,9 @@ class DrainingServer extends Server {
     this.requestTimeout = options.requestTimeout
     this.keepAliveTimeout = options.keepAliveTimeout
     this.sweeper = setInterval(() => this.answerOverdue(), Math.min(1000, options.apiDeadline / 4)).unref()
-    shutdown.whenDraining(() => this.closeIdleConnections())
+    this.on("newListener", (event: string | symbol, listener: RequestListener) => {
+      if (event === "request") this.api = listener
+    })
   }
 
   /**
@@ -103,25 +132,33 @@ class DrainingServer extends Server {
 
   override emit(event: string, ...args: Array<unknown>): boolean {
     const [request, response] = args
-    if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
-    // Effect removes its request listener before it closes the server: nobody would answer.
-    if (this.closing || this.listenerCount("request") === 0) {
-      answerUnavailable(response, { connection: "close" })
-      return true
+    if (event === "connection" && request instanceof Socket) {
+      const socket = request
+      this.acceptedAt.set(socket, Date.now())
+      this.fresh.add(socket)
+      socket.once("close", () => this.fresh.delete(socket))
     }
+    if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
     const shutdown = this.shutdown
-    if (shutdown.draining) response.setHeader("connection", "close")
+    const socket = response.socket
+    if (socket !== null) this.fresh.delete(socket)
+    const drainingSince = shutdown.drainingSince
+    const openedBefore = drainingSince !== undefined && (socket === null || (this.acceptedAt.get(socket) ?? 0) <= drainingSince)
+    if (this.closing || openedBefore) response.setHeader("connection", "close")
     this.inFlight.add(response)
     response.once("close", () => {
       shutdown.answered++
       this.inFlight.delete(response)
       this.awaitingApi.delete(response)
-      // A response that had sent its headers before the drain left its connection keep-alive.
-      if (shutdown.draining) setImmediate(() => this.closeIdleConnections())
     })
     if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
     if (this.preHandler === undefined || !this.preHandler(request, response, this.toApi)) this.toApi(request, response)
     return true
+  }
+
+  /** Node's `close()` calls this at once; after a drain, idle connections are left to end as said above. */
+  override closeIdleConnections(): void {
+    if (!(this.closing && this.shutdown.draining)) super.closeIdleConnections()
   }
 
   override close(callback?: (error?: Error) => void): this {
@@ -131,8 +168,12 @@ class DrainingServer extends Server {
     for (const response of this.inFlight) {
       if (!response.headersSent) response.setHeader("connection", "close")
     }
+    const grace = setTimeout(() => {
+      for (const socket of this.fresh) socket.destroy()
+    }, this.options.closeGrace)
     const deadline = setTimeout(() => this.closeAllConnections(), this.options.drainTimeout)
     return super.close((error) => {
+      clearTimeout(grace)
       clearTimeout(deadline)
       callback?.(error)
     })

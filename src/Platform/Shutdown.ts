@@ -9,14 +9,13 @@ export const RELAYED_SIGNAL_WINDOW_MS = 1_000
 
 /**
  * The stop sequence of the process, moved on by signals (`main.ts`) and read by the listener and
- * `/readyz`. The first stop request starts the drain: `/readyz` answers 503, every answer closes its
- * connection and idle keep-alive connections are closed, while the listener still accepts so that a
- * proxy can take the instance out of its pool. A later request ends the drain at once. Nothing here
- * decides when clicks are written: the layers do that when they close, whatever the signals.
+ * `/readyz`. The first stop request starts the drain: `/readyz` answers 503 and connections opened
+ * before it close after their next answer, while the listener still accepts so that a proxy can take
+ * the instance out of its pool. A later request ends the drain at once. Nothing here decides when clicks are written: the
+ * layers do that when they close, whatever the signals.
  */
 export class ShutdownState {
   private requestedAt: number | undefined
-  private readonly onDrainStart: Array<() => void> = []
   /** Completed by the first stop request. */
   readonly requested = Deferred.unsafeMake<void>(FiberId.none)
   /** Completed by a stop request after the first (not a relayed copy of it). */
@@ -28,16 +27,14 @@ export class ShutdownState {
     return this.requestedAt !== undefined
   }
 
-  /** Runs `listener` when the drain starts (at once if it has). */
-  whenDraining(listener: () => void): void {
-    if (this.draining) listener()
-    else this.onDrainStart.push(listener)
+  /** When the drain started (`Date.now()`), if it has. */
+  get drainingSince(): number | undefined {
+    return this.requestedAt
   }
 
   request(now: number = Date.now()): void {
     if (this.requestedAt === undefined) {
       this.requestedAt = now
-      for (const listener of this.onDrainStart.splice(0)) listener()
       Deferred.unsafeDone(this.requested, Exit.void)
     } else if (now - this.requestedAt >= RELAYED_SIGNAL_WINDOW_MS) {
       Deferred.unsafeDone(this.hurried, Exit.void)
