@@ -1,7 +1,7 @@
 /**
  * Fault and abuse scenarios against the real service process on PostgreSQL, each printed as a row
  * of one table (`npm run faults`, docs/RELIABILITY.md). Needs BENCH_DATABASE_URL or DATABASE_URL (a
- * fresh database is made and dropped), and takes about four minutes.
+ * fresh database is made and dropped), and takes about five minutes.
  *
  * 1. PostgreSQL stopped for 12 s under redirect load (a TCP proxy between the service and the
  *    database drops every connection and refuses new ones): cached links keep redirecting, uncached
@@ -15,9 +15,12 @@
  *    redirect latency against a quiet baseline, and the database work the scan causes.
  * 5. SIGTERM under load: in-flight requests are answered, every answered redirect is a stored click,
  *    the process exits 0.
+ * 6. Two instances behind Debian's nginx with the deployment guide's configuration: a rolling restart
+ *    under load with no failed request and no lost click, and a SIGKILL of one instance
+ *    (support/RollingRestart.ts).
  *
- * FAULTS_ONLY (a comma-separated list of outage, kill, redis, abuse) runs only those groups; 5 is
- * part of 4's group "abuse".
+ * FAULTS_ONLY (a comma-separated list of outage, kill, redis, abuse, restart) runs only those groups;
+ * 5 is part of 4's group "abuse".
  *
  * Exit code 1 when a correctness check fails (a lost or duplicated click beyond the stated bound, a
  * 5xx from a cached link, a request hanging past its bound, a non-zero exit after SIGTERM). Latency
@@ -30,6 +33,7 @@ import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { metricsOf, sample } from "./support/Metrics.ts"
 import { startAdminService } from "./support/Setup.ts"
+import { rollingRestart } from "./support/RollingRestart.ts"
 import { formatTable } from "./support/Table.ts"
 import { openTcpProxy } from "./support/TcpProxy.ts"
 import { type Answer, hit, type LoadResult, makeShortLinks, maxMs, redirectLoad, statuses, tally } from "./support/Traffic.ts"
@@ -401,11 +405,12 @@ const run = async (cleanup: Cleanup) => {
   const dbUrl = database.env.DATABASE_URL!
   const dbName = new URL(dbUrl).pathname.slice(1)
   process.stderr.write(`faults on ${database.kind}\n`)
-  const only = (process.env.FAULTS_ONLY ?? "outage,kill,redis,abuse").split(",")
+  const only = (process.env.FAULTS_ONLY ?? "outage,kill,redis,abuse,restart").split(",")
   if (only.includes("outage")) await databaseStopped(cleanup, dbUrl, database.env)
   if (only.includes("kill")) await killedDuringOutage(cleanup, dbUrl, database.env)
   if (only.includes("redis")) await redisDown(cleanup, database.env)
   if (only.includes("abuse")) await abuse(cleanup, dbUrl, database.env, dbName)
+  if (only.includes("restart")) for (const row of await rollingRestart(cleanup, database.env, dbUrl)) record(row)
   process.stdout.write(
     formatTable(
       ["scenario", "measured", "expected", "verdict"],

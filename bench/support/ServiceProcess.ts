@@ -13,22 +13,33 @@ export interface ServiceProcess {
   readonly rssKiB: () => Promise<number | undefined>
   /** SIGTERM, then waits for the exit (SIGKILL after 15 s); how it exited. */
   readonly stop: () => Promise<string>
+  /** Sends `signal` (to the process group when started with `processGroup`). */
+  readonly signal: (signal: NodeJS.Signals) => void
+  /** How it exited, once it has. */
+  readonly exited: Promise<string>
 }
 
 /**
  * The real service (`node --import tsx src/main.ts`) as a child process listening on `port`, ready
  * once GET /readyz answers 200. Its output goes to our stderr, prefixed, so stdout keeps only the
- * report. `cleanup` stops it with SIGTERM and waits for it to exit.
+ * report. `cleanup` stops it with SIGTERM and waits for it to exit. With `processGroup` it runs in a
+ * process group of its own, and every signal goes to the whole group, as systemd sends it.
  */
 export const startService = async (
   cleanup: Cleanup,
-  options: { readonly port: number; readonly env: Record<string, string>; readonly readyTimeoutMs: number }
+  options: {
+    readonly port: number
+    readonly env: Record<string, string>
+    readonly readyTimeoutMs: number
+    readonly processGroup?: boolean
+  }
 ): Promise<ServiceProcess> => {
   const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), "--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
     // No drain on stop unless the scenario asks for one: the benches measure what follows it.
     env: { SHUTDOWN_DRAIN_SECONDS: "0", ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.processGroup === true
   })
   const exited = new Promise<string>((resolve) =>
     child.once("exit", (code, signal) => resolve(signal === null ? `code ${code}` : `signal ${signal}`))
@@ -41,13 +52,22 @@ export const startService = async (
   }
   if (child.pid === undefined) throw new Error("the service process did not start")
   const pid = child.pid
+  const signal = (name: NodeJS.Signals) => {
+    if (!running) return
+    try {
+      if (options.processGroup === true) process.kill(-pid, name)
+      else child.kill(name)
+    } catch {
+      // Gone meanwhile (ESRCH).
+    }
+  }
   const stop = async () => {
     if (!running) return exited
-    child.kill("SIGTERM")
+    signal("SIGTERM")
     const stopped = await Promise.race([exited.then(() => true), sleep(15_000, false)])
     if (!stopped) {
       process.stderr.write("the service did not exit 15 s after SIGTERM; sending SIGKILL\n")
-      child.kill("SIGKILL")
+      signal("SIGKILL")
     }
     return exited
   }
@@ -62,7 +82,7 @@ export const startService = async (
     if (Date.now() > deadline) throw new Error(`the service was not ready within ${options.readyTimeoutMs} ms`)
     await sleep(100)
   }
-  return { pid, baseUrl, rssKiB: () => rssKiB(pid), stop }
+  return { pid, baseUrl, rssKiB: () => rssKiB(pid), stop, signal, exited }
 }
 
 const isReady = async (baseUrl: string) => {

@@ -1,5 +1,5 @@
 import autocannon from "autocannon"
-import { request } from "node:http"
+import { type Agent, request } from "node:http"
 import { generatorOptions } from "./Load.ts"
 import { requestJson } from "./Setup.ts"
 
@@ -36,7 +36,11 @@ export interface Answer {
 }
 
 /** One request through node:http (so that Host can be set); status 0 when the connection failed. */
-export const hit = (baseUrl: string, path: string, options: { host?: string; method?: string; headers?: Record<string, string>; body?: string } = {}) =>
+export const hit = (
+  baseUrl: string,
+  path: string,
+  options: { host?: string; method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}
+) =>
   new Promise<Answer>((resolve) => {
     const started = performance.now()
     const req = request(
@@ -44,7 +48,8 @@ export const hit = (baseUrl: string, path: string, options: { host?: string; met
       {
         method: options.method ?? "GET",
         headers: { "user-agent": BROWSER, ...(options.host === undefined ? {} : { host: options.host }), ...options.headers },
-        timeout: 30_000
+        timeout: 30_000,
+        ...(options.agent === undefined ? {} : { agent: options.agent })
       },
       (res) => {
         const chunks: Array<Buffer> = []
