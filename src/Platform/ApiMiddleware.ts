@@ -50,7 +50,7 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
     const failure = Cause.squash(cause)
     if (failure instanceof ApiError) return failure
     if (failure instanceof InvalidInput) return ApiError.all(items(failure.problems))
-    if (isCodedFailure(failure)) return ApiError.all([new ErrorItem({ code: failure.code, message: failure.message })])
+    if (isCodedFailure(failure)) return ApiError.all([new ErrorItem({ code: failure.code, message: failure.message })], failure.status)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return fromDecodeError(failure)
     if (typeof failure === "object" && failure !== null && "_tag" in failure) {
       if (failure._tag === "RouteNotFound") return ApiError.of(10151, request.method, new URL(request.url, "http://x").pathname)

@@ -1,6 +1,6 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { ErrorCatalogue, type ErrorCode, formatMessage } from "./ErrorCatalogue.ts"
+import { ErrorCatalogue, type ErrorCode, type ErrorStatus, formatMessage } from "./ErrorCatalogue.ts"
 
 /**
  * A failure of a use case, one class per failure (`class DomainExists extends Failure("DomainExists",
@@ -8,20 +8,30 @@ import { ErrorCatalogue, type ErrorCode, formatMessage } from "./ErrorCatalogue.
  * catalogue's template by `of(...values)`. Use cases fail with these; only the API edge turns them
  * into `{errors: [{code, message}]}`.
  */
-export const Failure = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, code: Code) =>
+export const Failure = <const Tag extends string, const Code extends ErrorCode>(
+  tag: Tag,
+  code: Code,
+  /** Where the API answers this failure with another status than its code's catalogue entry. */
+  status: ErrorStatus = ErrorCatalogue[code].status
+) =>
   class extends Schema.TaggedError<{ readonly _tag: Tag; readonly message: string }>()(tag, { message: Schema.String }) {
     static readonly code: Code = code
+    static readonly status: ErrorStatus = status
     static of<T>(this: new (props: { readonly message: string }) => T, ...values: ReadonlyArray<string>): T {
       return new this({ message: formatMessage(ErrorCatalogue[code].message, values) })
     }
     get code(): Code {
       return code
     }
+    get status(): ErrorStatus {
+      return status
+    }
   }
 
 export interface CodedFailure {
   readonly _tag: string
   readonly code: ErrorCode
+  readonly status: ErrorStatus
   readonly message: string
 }
 
@@ -32,12 +42,15 @@ export const isCodedFailure = (value: unknown): value is CodedFailure =>
   "code" in value &&
   typeof value.code === "number" &&
   value.code in ErrorCatalogue &&
+  "status" in value &&
+  typeof value.status === "number" &&
   "message" in value &&
   typeof value.message === "string"
 
 interface FailureClass<E, I> extends Schema.Schema<E, I> {
   new (props: { readonly message: string }): E
   readonly code: ErrorCode
+  readonly status: ErrorStatus
 }
 
 /**
@@ -53,7 +66,7 @@ export const answers = <E extends { readonly message: string }, I>(failure: Fail
     strict: true,
     decode: (wire) => new failure({ message: wire.errors[0].message }),
     encode: (error) => ({ errors: [{ code: failure.code, message: error.message }] as const })
-  }).annotations(HttpApiSchema.annotations({ status: entry.status, description: `${failure.code}: ${entry.description}` }))
+  }).annotations(HttpApiSchema.annotations({ status: failure.status, description: `${failure.code}: ${entry.description}` }))
 }
 
 const Problem = Schema.Struct({ code: Schema.Int, message: Schema.String })

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Tag } from "./Tag.ts"
 import { TagDomainNotFound, TagNameExists, UtmTemplateDomainNotFound } from "./TagErrors.ts"
@@ -14,9 +14,6 @@ const positiveId = <I>(schema: Schema.Schema<number, I>) =>
 const DomainIdParam = positiveId(Schema.NumberFromString)
 /** A domain id in a body: a positive integer, or its decimal string. */
 const DomainIdInput = positiveId(Schema.Union(Schema.Number, Schema.NumberFromString))
-
-/** A domain that is not found, answered 404 although its code's catalogue status is 400 (`TagsHttp.ts`). */
-const asNotFound = <A, I, R>(answer: Schema.Schema<A, I, R>) => answer.annotations(HttpApiSchema.annotations({ status: 404 }))
 
 export class TagList extends Schema.Class<TagList>("TagList")({ objects: Schema.Array(Tag) }) {}
 export class UtmTemplateList extends Schema.Class<UtmTemplateList>("UtmTemplateList")({
@@ -41,7 +38,7 @@ export class TagsApi extends HttpApiGroup.make("tags")
         }).annotations({ parseOptions: { errors: "all" } })
       )
       .addSuccess(TagList)
-      .addError(asNotFound(answers(TagDomainNotFound)))
+      .addError(answers(TagDomainNotFound))
       .addError(answersInvalidInput(10300, 10301, 10302, 10153))
       .annotate(OpenApi.Description, "T1: the domain's tags visible to the caller (shared ones and their own), by name")
   )
@@ -49,7 +46,7 @@ export class TagsApi extends HttpApiGroup.make("tags")
     HttpApiEndpoint.post("createTag", "/tags")
       .setPayload(CreateTag)
       .addSuccess(TagList)
-      .addError(asNotFound(answers(TagDomainNotFound)))
+      .addError(answers(TagDomainNotFound))
       .addError(answers(TagNameExists))
       .addError(answersInvalidInput(10300, 10301, 10303, 10304, 10305, 10306, 10307, 10153))
       .annotate(OpenApi.Description, "T2: create a tag on a domain; names are unique per domain ignoring case")
@@ -58,7 +55,7 @@ export class TagsApi extends HttpApiGroup.make("tags")
     HttpApiEndpoint.get("listUtmTemplates", "/utm_templates")
       .setUrlParams(Schema.Struct({ domain_id: required(coded(10201)(DomainIdParam), 10200) }))
       .addSuccess(UtmTemplateList)
-      .addError(asNotFound(answers(UtmTemplateDomainNotFound)))
+      .addError(answers(UtmTemplateDomainNotFound))
       .addError(answersInvalidInput(10200, 10201, 10153))
       .annotate(OpenApi.Description, "E15: the UTM templates of a domain")
   )
