@@ -147,7 +147,7 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
                 const context = `${describeRequest(request)} -> ${answer.status} ${answer.text.slice(0, 300)}`
                 if (size > 64 * 1024) expect([answer.status, codesOf(answer)], context).toEqual([413, [10152]])
                 else expect(answer.status, context).not.toBe(413)
-                // CONTRACT §1: a JSON body that does not parse is a 400 10153. (A UTF-8 byte order mark is
+                // A JSON body that does not parse is a 400 10153. (A UTF-8 byte order mark is
                 // dropped when the body is decoded, as RFC 8259 lets parsers do; an empty body reads as null,
                 // a body of the wrong shape, answered with the endpoint's own code.)
                 const json = c.contentType?.toLowerCase().includes("application/json") === true

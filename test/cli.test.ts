@@ -206,7 +206,7 @@ describe("admin CLI command line", () => {
 })
 
 // Each CLI run is a fresh Node process opening the database: seconds each on a loaded machine.
-describe("admin CLI (CONTRACT §12)", { timeout: 120_000 }, () => {
+describe("admin CLI", { timeout: 120_000 }, () => {
   it.effect("migrate applies every migration once, then none", () =>
     Effect.gen(function* () {
       expect(yield* json("migrate")).toEqual({ applied: loadMigrations().map((m) => m.id) })

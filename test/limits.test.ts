@@ -20,7 +20,7 @@ const pieces = (text: string, size: number): Array<string> => {
 
 const tooLarge = { errors: [{ code: 10152, message: `request body exceeds ${LIMIT} bytes` }] }
 
-describe("request size limits (CONTRACT §1, §5)", () => {
+describe("request size limits", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("a Content-Length over 64 KiB is refused with 413 before the body is read", () =>
       Effect.gen(function* () {

@@ -72,7 +72,7 @@ type Services = SqlClient.SqlClient | Scheduler | ClickLog | BaseUrl
 
 const ALIAS = /^[A-Za-z0-9._-]+$/
 
-/** The error code of an alias by the rules of CONTRACT §6, or undefined when it is acceptable. */
+/** The error code of an alias by the alias rules, or undefined when it is acceptable. */
 const aliasProblem = (alias: string): 10102 | 10103 | 10104 | undefined => {
   if (!ALIAS.test(alias) || /^\.+$/.test(alias)) return 10102
   if (alias.length > MAX_ALIAS_LENGTH) return 10103
@@ -86,7 +86,7 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 const holderOf = (m: Model, domain: 0 | 1, alias: string, except?: number) =>
   m.links.find((l) => l.domain === domain && l.status !== "deleted" && same(l.alias, alias) && l.id !== except)
 
-/** Links a caller sees (CONTRACT §4): an account admin all of the account's, a member their own; never deleted ones. */
+/** Links a caller sees: an account admin all of the account's, a member their own; never deleted ones. */
 const visibleTo = (actor: Actor, link: ModelLink) => link.status !== "deleted" && (actor === "admin" || link.owner === actor)
 
 const now = () => Math.floor(Date.now() / 1000)
@@ -120,7 +120,7 @@ const withoutClock = (value: unknown): unknown => {
   return rest
 }
 
-/** The answer a redirect of `alias` on the domain gets (CONTRACT §7). */
+/** The answer a redirect of `alias` on the domain gets. */
 const expectedRedirect = (m: Model, real: Real, domain: 0 | 1, path: string) => {
   const d = real.domains[domain]
   const orNotFound = (location: string | null) => (location === null ? { status: 404, location: undefined } : { status: 302, location })
@@ -181,7 +181,7 @@ const compareFocus = async (m: Model, real: Real, step: string) => {
       expect([byId.status, codes(byId)], context).toEqual([404, [10150]])
     }
     if (actor === "admin") {
-      // Version 3 reads the same link as one object, without notify_on_click (CONTRACT §11).
+      // Version 3 reads the same link as one object, without notify_on_click.
       const v3 = await real.run(call("GET", `/api/v3/${d.id}/links/${link.id}`, { token }))
       const v3Context = `${step}: v3 E11 of ${link.id} -> ${describeReply(v3)}`
       if (visibleTo(actor, link)) {

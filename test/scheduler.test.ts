@@ -22,7 +22,7 @@ const anHourLater = (linkId: number) =>
         WHERE id = ${linkId}`
   )
 
-describe("scheduled archive and delete (CONTRACT §6)", () => {
+describe("scheduled archive and delete", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("archive_on reached: the link becomes archived, stays readable, and modified changes", () =>
       Effect.gen(function* () {

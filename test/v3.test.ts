@@ -9,7 +9,7 @@ import { TestServer } from "./support/TestServer.ts"
 
 const DAY = 86_400
 
-describe("version 3 (CONTRACT §11)", () => {
+describe("version 3", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("create, get, update and by-alias answer objects as one link without notify_on_click; create has no new_link", () =>
       Effect.gen(function* () {

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 export const DomainStatus = Schema.Literal("active", "disabled")
 export type DomainStatus = typeof DomainStatus.Type
 
-/** A short domain as version 4 shows it (spec "Domain"; `status` is ours, CONTRACT §8). */
+/** A short domain as version 4 shows it (the real API's fields; `status` is ours). */
 export class Domain extends Schema.Class<Domain>("Domain")({
   id: Schema.Int,
   domain: Schema.String,

@@ -7,7 +7,7 @@ import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 /** What a caller may do with one domain of the links API; `None` if it is not the caller's account's. */
 export interface DomainView {
   readonly active: boolean
-  /** Account admins and admins of this domain see all its links; others their own (CONTRACT §4). */
+  /** Account admins and admins of this domain see all its links; others their own. */
   readonly seesAll: boolean
 }
 

@@ -4,7 +4,7 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 
 /**
  * A short domain's name as stored: lower case, IDN as punycode, at least two labels, not an IP
- * address (CONTRACT §8). Undefined when it is not a valid host name.
+ * address. Undefined when it is not a valid host name.
  */
 export const normaliseDomainName = (raw: string): string | undefined => {
   const trimmed = raw.trim().replace(/\.$/, "")

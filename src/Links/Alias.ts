@@ -9,7 +9,7 @@ export const DEFAULT_RAND_ALIAS_LENGTH = 6
 
 /**
  * Aliases a link may not take, compared ignoring case: paths the service serves itself on a short
- * domain (CONTRACT §7, §12), paths browsers and crawlers ask every host for, and names a visitor
+ * domain (`/api/...`, `/healthz`, `/readyz`, `/metrics`), paths browsers and crawlers ask every host for, and names a visitor
  * could mistake for the service's own pages.
  */
 export const RESERVED_ALIASES: ReadonlyArray<string> = [

@@ -8,7 +8,7 @@ export class LinkTag extends Schema.Class<LinkTag>("LinkTag")({
   shared: Schema.Boolean
 }) {}
 
-/** A link as version 4 shows it (spec "Link"; `tags` per CONTRACT §6). */
+/** A link as version 4 shows it (the real API's fields, with `tags`). */
 export class Link extends Schema.Class<Link>("Link")({
   id: Schema.Int,
   url: Schema.String,

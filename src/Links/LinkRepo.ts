@@ -34,7 +34,7 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   }
 }
 
-/** Links `l` whose alias, notes or redirect URL contain the keyword, ignoring case (CONTRACT §9). */
+/** Links `l` whose alias, notes or redirect URL contain the keyword, ignoring case. */
 export const keywordMatch = (sql: SqlClient.SqlClient, keyword: string) =>
   sql`(position(lower(${keyword}) IN lower(l.alias)) > 0 OR position(lower(${keyword}) IN lower(l.notes)) > 0
        OR position(lower(${keyword}) IN lower(l.redirect_url)) > 0)`
@@ -63,7 +63,7 @@ export interface LinkSearch {
   readonly offset: number
 }
 
-/** Who asks: links of others are visible only to those who administer the domain (CONTRACT §4). */
+/** Who asks: links of others are visible only to those who administer the domain. */
 export const Viewer = Schema.Struct({ accountId: Schema.Int, userId: Schema.Int, seesAll: Schema.Boolean })
 export type Viewer = typeof Viewer.Type
 

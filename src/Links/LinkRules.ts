@@ -28,7 +28,7 @@ export * from "../Tags/Utm.ts"
 export const MAX_NOTES_LENGTH = 1000
 export const DEFAULT_REDIRECT_TYPE = 301
 
-/** `url` (create, 10100) or `/url` (update, 10132): CONTRACT §6 via `parseHttpUrl`, `http://` assumed. */
+/** `url` (create, 10100) or `/url` (update, 10132): http(s), a valid host, no credentials, via `parseHttpUrl`, `http://` assumed. */
 export const checkUrl = (raw: unknown, context: LinkInputContext): Either.Either<string, InputProblem> => {
   const url = typeof raw === "string" ? parseHttpUrl(raw, { assumeHttp: true }) : undefined
   return url !== undefined ? Either.right(url) : Either.left(problem(context === "create" ? 10100 : 10132))

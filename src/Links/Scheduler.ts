@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schedule } from "effect"
 
-/** How often due links are looked for: well within the minute CONTRACT §6 allows. */
+/** How often due links are looked for: well within the minute a due link may wait. */
 export const SWEEP_INTERVAL = "15 seconds"
 
 /**
- * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted` (CONTRACT §6);
+ * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted`;
  * an archived link given a `delete_on` (E12) is deleted when it comes.
  * One UPDATE per sweep: with several instances sweeping at once, row locks let each link move once.
  */

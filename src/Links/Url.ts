@@ -3,7 +3,7 @@ export const MAX_URL_LENGTH = 4096
 /**
  * A full http(s) URL as stored and answered: the parsed, normalised `href`. Undefined for anything
  * else: other schemes, no host, credentials, whitespace or control characters, over 4096 characters.
- * With `assumeHttp`, an input without a scheme gets `http://` first (CONTRACT §6).
+ * With `assumeHttp`, an input without a scheme gets `http://` first.
  */
 export const parseHttpUrl = (raw: string, options: { readonly assumeHttp: boolean }): string | undefined => {
   if (raw.length === 0 || raw.length > MAX_URL_LENGTH) return undefined

@@ -7,7 +7,7 @@ import { AppConfig } from "../Config.ts"
 import { type AddressPolicy, anyAddress, publicAddressesOnly } from "./AddressPolicy.ts"
 
 /**
- * The answer of the 404 check (CONTRACT §6 `override_404_check`):
+ * The answer of the 404 check (skipped with E4's `override_404_check: 1`):
  * - `not_found`: the last hop answered 404 or 410, the only definite "this link is dead";
  * - `forbidden`: the URL, or a redirect on the way, leads to an address the policy refuses
  *   (loopback, private, link-local…); nothing was sent there;
