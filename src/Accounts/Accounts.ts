@@ -75,14 +75,6 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
         return { user_id: created.id, email, nickname, role: input.role, refresh_token: refresh.value }
       })
 
-    const rotateRefreshToken = (email: string) =>
-      Effect.gen(function* () {
-        const refresh = newRefreshToken()
-        const updated = yield* users.setRefreshToken({ email: email.trim(), hash: refresh.hash })
-        if (Option.isNone(updated)) return yield* new AdminError({ message: `there is no user with the e-mail ${email}` })
-        return { refresh_token: refresh.value }
-      })
-
     const makeDomainAdmin = (userId: number, domainId: number) =>
       Effect.gen(function* () {
         if (!(yield* domains.addAdmin(userId, domainId))) {
@@ -114,6 +106,6 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
         })
       )
 
-    return { createAccount, createUser, rotateRefreshToken, makeDomainAdmin, setSsl, bootstrap } as const
+    return { createAccount, createUser, makeDomainAdmin, setSsl, bootstrap } as const
   })
 }) {}
