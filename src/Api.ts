@@ -7,6 +7,7 @@ import { ErrorCodesApi } from "./Operations/ErrorCodesApi.ts"
 import { LinkSearchApi } from "./Links/LinkSearchApi.ts"
 import { LinksApi } from "./Links/LinksApi.ts"
 import { TagsApi } from "./Tags/TagsApi.ts"
+import { GroupsApi } from "./Groups/GroupsApi.ts"
 import { OperationsApi } from "./Operations/OperationsApi.ts"
 
 /** Version 4 of the link API, plus the operational endpoints (/healthz, /readyz, /metrics). */
@@ -17,6 +18,7 @@ export class Api extends HttpApi.make("links")
   .add(LinksApi.prefix("/api/v4"))
   .add(LinkSearchApi.prefix("/api/v4"))
   .add(TagsApi.prefix("/api/v4"))
+  .add(GroupsApi.prefix("/api/v4"))
   .add(AnalyticsApi.prefix("/api/v4"))
   .add(OperationsApi)
   .addError(ApiErrorBodies[400])

@@ -22,6 +22,9 @@ import { ErrorCodesHttpLive } from "./Operations/ErrorCodesHttp.ts"
 import { LinkSearchHttpLive } from "./Links/LinkSearchHttp.ts"
 import { LinksHttpLive } from "./Links/LinksHttp.ts"
 import { TagsHttpLive } from "./Tags/TagsHttp.ts"
+import { Groups } from "./Groups/Groups.ts"
+import { GroupRepo } from "./Groups/GroupRepo.ts"
+import { GroupsHttpLive } from "./Groups/GroupsHttp.ts"
 import { makeNodeServer } from "./Platform/NodeServer.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
@@ -62,6 +65,7 @@ export const coreLayer = (database: Database) => {
     UtmTemplateRepo.Default,
     LinkRepo.Default,
     TagRepo.Default,
+    GroupRepo.Default,
     AnalyticsRepo.Default
   )
   const services = Layer.mergeAll(
@@ -74,7 +78,12 @@ export const coreLayer = (database: Database) => {
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
   const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
-  return topLevel.pipe(Layer.provideMerge(services), Layer.provideMerge(repos), Layer.provideMerge(migrated))
+  return topLevel.pipe(
+    Layer.provideMerge(Groups.DefaultWithoutDependencies),
+    Layer.provideMerge(services),
+    Layer.provideMerge(repos),
+    Layer.provideMerge(migrated)
+  )
 }
 
 /** On a database with no user: the first account (plan enterprise) and its admin. */
@@ -98,7 +107,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, GroupsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

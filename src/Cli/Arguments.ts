@@ -4,6 +4,7 @@ import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
 import { Plan, Role } from "../Accounts/User.ts"
 import { emailProblem } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
+import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { Command, UsageError } from "./Command.ts"
 
 type Kind = "value" | "flag"
@@ -20,8 +21,12 @@ const optionKinds = {
   user: "value",
   domain: "value",
   fields: "value",
+  group: "value",
+  link: "value",
+  owner: "value",
   on: "flag",
   off: "flag",
+  global: "flag",
   json: "flag",
   help: "flag"
 } as const satisfies Record<string, Kind>
@@ -32,15 +37,20 @@ const isOptionName = (name: string): name is OptionName => Object.hasOwn(optionK
 
 const usage = (message: string) => new UsageError({ message })
 
+const idOf = (name: OptionName, raw: string): Effect.Effect<number, UsageError> =>
+  /^[1-9][0-9]{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw))
+    ? Effect.succeed(Number(raw))
+    : Effect.fail(usage(`--${name} must be a positive whole number, not "${raw}"`))
+
 /** The options given to one command, with the checks every command shares. */
 class Given {
   constructor(
     readonly command: string,
-    private readonly values: ReadonlyMap<OptionName, string>
+    private readonly values: ReadonlyMap<OptionName, ReadonlyArray<string>>
   ) {}
 
   optional(name: OptionName): Option.Option<string> {
-    return Option.fromNullable(this.values.get(name))
+    return Option.fromNullable(this.values.get(name)?.[0])
   }
 
   has(name: OptionName): boolean {
@@ -55,11 +65,12 @@ class Given {
   }
 
   id(name: OptionName): Effect.Effect<number, UsageError> {
-    return Effect.flatMap(this.required(name), (raw) =>
-      /^[1-9][0-9]{0,15}$/.test(raw) && Number.isSafeInteger(Number(raw))
-        ? Effect.succeed(Number(raw))
-        : Effect.fail(usage(`--${name} must be a positive whole number, not "${raw}"`))
-    )
+    return Effect.flatMap(this.required(name), (raw) => idOf(name, raw))
+  }
+
+  /** Every value of a repeatable option, each an id. */
+  ids(name: OptionName): Effect.Effect<ReadonlyArray<number>, UsageError> {
+    return Effect.forEach(this.values.get(name) ?? [], (raw) => idOf(name, raw))
   }
 
   oneOf<const L extends ReadonlyArray<string>>(name: OptionName, literals: L, fallback?: L[number]): Effect.Effect<L[number], UsageError> {
@@ -119,6 +130,8 @@ const templateName = (given: Given) =>
 
 interface CommandSpec {
   readonly options: ReadonlyArray<OptionName>
+  /** Options that may be given more than once; any other given twice is refused. */
+  readonly repeatable?: ReadonlyArray<OptionName>
   readonly build: (given: Given) => Effect.Effect<Command, UsageError>
 }
 
@@ -175,6 +188,32 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         return Command.UtmTemplateCreate({ domainId, name, fields: yield* fields(given) })
       })
   },
+  "group create": {
+    options: ["domain", "name", "global", "owner", "user"],
+    repeatable: ["user"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        const name = yield* text(given, "name", MAX_GROUP_NAME_LENGTH)
+        const owner = given.has("owner") ? yield* given.id("owner") : undefined
+        return Command.GroupCreate({ domainId, name, global: given.has("global"), owner, users: yield* given.ids("user") })
+      })
+  },
+  "group add-link": {
+    options: ["group", "link"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.GroupAddLink({ groupId: yield* given.id("group"), linkId: yield* given.id("link") })
+      })
+  },
+  "group add-user": {
+    options: ["group", "user"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.GroupAddUser({ groupId: yield* given.id("group"), userId: yield* given.id("user") })
+      })
+  },
+  "group list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.GroupList({ domainId })) },
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 
@@ -197,21 +236,20 @@ export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
   const json = tokens.some((token) => token.kind === "option" && token.name === "json")
   const command = Effect.gen(function* () {
     const words: Array<string> = []
-    const values = new Map<OptionName, string>()
+    const values = new Map<OptionName, Array<string>>()
     for (const token of tokens) {
       if (token.kind === "positional") words.push(token.value)
       if (token.kind !== "option") continue
       const name = token.name
       if (!isOptionName(name)) return yield* usage(`unknown option ${token.rawName}`)
-      if (values.has(name)) return yield* usage(`--${name} is given twice`)
       if (optionKinds[name] === "flag") {
         if (token.value !== undefined) return yield* usage(`--${name} takes no value`)
-        values.set(name, "")
+        values.set(name, [...(values.get(name) ?? []), ""])
       } else {
         if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
           return yield* usage(`--${name} needs a value`)
         }
-        values.set(name, token.value)
+        values.set(name, [...(values.get(name) ?? []), token.value])
       }
     }
     if (values.has("help") || words.length === 0) return Command.Help()
@@ -220,7 +258,8 @@ export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
     if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
     const extra = words[spoken.split(" ").length]
     if (extra !== undefined) return yield* usage(`unexpected argument "${extra}"`)
-    for (const name of values.keys()) {
+    for (const [name, given] of values) {
+      if (given.length > 1 && !spec.repeatable?.includes(name)) return yield* usage(`--${name} is given twice`)
       if (name !== "json" && !spec.options.includes(name)) return yield* usage(`--${name} is not an option of ${spoken}`)
     }
     return yield* spec.build(new Given(spoken, values))

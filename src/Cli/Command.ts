@@ -17,6 +17,16 @@ export type Command = Data.TaggedEnum<{
   DomainAdmin: { readonly userId: number; readonly domainId: number }
   DomainSsl: { readonly domainId: number; readonly hasSsl: boolean }
   UtmTemplateCreate: { readonly domainId: number; readonly name: string; readonly fields: ReadonlyArray<UtmField> }
+  GroupCreate: {
+    readonly domainId: number
+    readonly name: string
+    readonly global: boolean
+    readonly owner: number | undefined
+    readonly users: ReadonlyArray<number>
+  }
+  GroupAddLink: { readonly groupId: number; readonly linkId: number }
+  GroupAddUser: { readonly groupId: number; readonly userId: number }
+  GroupList: { readonly domainId: number }
   Migrate: {}
 }>
 

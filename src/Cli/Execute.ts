@@ -1,6 +1,8 @@
 import { Effect, Match } from "effect"
 import { coreLayer } from "../App.ts"
 import { Tags } from "../Tags/Tags.ts"
+import type { Group } from "../Groups/Group.ts"
+import { Groups } from "../Groups/Groups.ts"
 import { Accounts, AdminError } from "../Accounts/Accounts.ts"
 import type { LoginsBusy } from "../Auth/AuthErrors.ts"
 import { Sessions } from "../Auth/Sessions.ts"
@@ -12,7 +14,7 @@ import type { Outcome } from "./Outcome.ts"
 /** The services of the API over the configured database, migrated. */
 const servicesLayer = coreLayer(DatabaseLive)
 
-const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Sessions | Tags>) => Effect.provide(effect, servicesLayer)
+const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Sessions | Tags | Groups>) => Effect.provide(effect, servicesLayer)
 
 const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Accounts, f))
 
@@ -20,6 +22,25 @@ const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
 
 const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited links" : `at most ${linkQuota} links`)
+
+const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Groups, f))
+
+/** A group as `--json` shows it: the fields of the API's group object. */
+const groupJson = (group: Group) => ({
+  id: group.id,
+  name: group.name,
+  domain_id: group.domain_id,
+  user_id: group.user_id,
+  is_global: group.is_global,
+  users: group.users,
+  created: group.created,
+  modified: group.modified
+})
+
+const groupLine = (group: Group) => {
+  const seenBy = group.is_global === "1" ? "global" : group.users.length === 0 ? "private" : `users ${group.users.join(", ")}`
+  return `${group.id} "${group.name}" (owner user ${group.user_id}, ${seenBy})`
+}
 
 /** A command that needs the database; loaded only then, since it brings the whole service in. */
 export type DatabaseCommand = Exclude<Command, { readonly _tag: "Help" }>
@@ -93,6 +114,31 @@ export const execute = (command: DatabaseCommand) =>
           (template): Outcome => ({
             json: { id: template.id, name: template.name, fields: template.fields },
             text: `created UTM template ${template.id} "${template.name}" with ${template.fields.length} field(s) on domain ${domainId}`
+          })
+        )
+      ),
+
+    GroupCreate: (input) =>
+      withGroups((groups) => groups.create(input)).pipe(
+        Effect.map((group): Outcome => ({ json: groupJson(group), text: `created group ${groupLine(group)} on domain ${group.domain_id}` }))
+      ),
+
+    GroupAddLink: ({ groupId, linkId }) =>
+      withGroups((groups) => groups.addLink(groupId, linkId)).pipe(
+        Effect.map((done): Outcome => ({ json: done, text: `link ${linkId} is in group ${groupId}` }))
+      ),
+
+    GroupAddUser: ({ groupId, userId }) =>
+      withGroups((groups) => groups.addUser(groupId, userId)).pipe(
+        Effect.map((done): Outcome => ({ json: done, text: `user ${userId} sees group ${groupId}` }))
+      ),
+
+    GroupList: ({ domainId }) =>
+      withGroups((groups) => groups.listAll(domainId)).pipe(
+        Effect.map(
+          (found): Outcome => ({
+            json: { objects: found.map(groupJson) },
+            text: found.length === 0 ? `domain ${domainId} has no groups` : `groups of domain ${domainId}: ${found.map(groupLine).join("; ")}`
           })
         )
       )

@@ -14,6 +14,16 @@ Commands:
   utm-template create --domain ID --name N --fields JSON
       a UTM template of the domain; JSON is an array of at most 20
       {"label": "...", "field_code": "utm_source", "type": "text", "required": true}
+  group create --domain ID --name N [--global] [--owner ID] [--user ID]...
+      a group of links of the domain (names unique per domain, ignoring case); a global group is
+      seen by every user of the account, another by its owner (default: the account admin with the
+      lowest id) and each --user, who must be of the domain's account
+  group add-link --group ID --link ID
+      puts a link of the group's domain in the group
+  group add-user --group ID --user ID
+      lets a user of the domain's account see the group
+  group list --domain ID
+      every group of the domain
   migrate
       applies the pending database migrations
 

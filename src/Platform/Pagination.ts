@@ -1,4 +1,8 @@
 import { Schema } from "effect"
+import { coded } from "./Coded.ts"
+
+/** The `page` query parameter of the lists without a code of their own (domains, users, groups): 10408. */
+export const ListPage = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000), coded(10408))
 
 export class Meta extends Schema.Class<Meta>("Meta")({
   current_page: Schema.Int,
