@@ -1,5 +1,5 @@
 /**
- * Latency benchmark of the click analytics reports (spec E16-E30, R1) of the real server process
+ * Latency benchmark of the click analytics reports (E16-E30, R1) of the real server process
  * over a year of clicks. `npm run bench:analytics`; PostgreSQL only (BENCH_DATABASE_URL or
  * DATABASE_URL names the server: a fresh database is made there and dropped at the end), e.g.
  *

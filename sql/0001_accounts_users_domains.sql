@@ -1,4 +1,4 @@
--- Accounts, users, tokens and domains (CONTRACT §3, §4, §8). Timestamps are timestamptz everywhere.
+-- Accounts, users, tokens and domains. Timestamps are timestamptz everywhere.
 
 CREATE TABLE accounts (
   id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Links and tags (spec E4-E15, T1-T2; CONTRACT §6).
+-- Links and tags.
 
 CREATE TABLE links (
   id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Clicks (CONTRACT §7), change notifications for the redirect caches, click e-mails.
+-- Clicks, change notifications for the redirect caches, click e-mails.
 
 -- One row per GET redirect. The id is made by the instance before the insert, so a retried batch
 -- cannot count twice. Partitions by month are created by the click writer as needed.

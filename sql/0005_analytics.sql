@@ -1,4 +1,4 @@
--- Click analytics (spec E16-E30, CONTRACT §9): daily rollups kept up to date by the statement that
+-- Click analytics (E16-E30): daily rollups kept up to date by the statement that
 -- writes each click batch, so reports read a few rows per day instead of every click.
 
 ALTER TABLE links ADD COLUMN last_clicked timestamptz;

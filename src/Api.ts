@@ -9,10 +9,12 @@ import { LinksApi } from "./Links/LinksApi.ts"
 import { TagsApi } from "./Tags/TagsApi.ts"
 import { GroupsApi } from "./Groups/GroupsApi.ts"
 import { OperationsApi } from "./Operations/OperationsApi.ts"
+import { UsersApi } from "./Accounts/UsersApi.ts"
 
 /** Version 4 of the link API, plus the operational endpoints (/healthz, /readyz, /metrics). */
 export class Api extends HttpApi.make("links")
   .add(AuthApi.prefix("/api/v4"))
+  .add(UsersApi.prefix("/api/v4"))
   .add(DomainsApi.prefix("/api/v4"))
   .add(ErrorCodesApi.prefix("/api/v4"))
   .add(LinksApi.prefix("/api/v4"))

@@ -25,6 +25,8 @@ import { TagsHttpLive } from "./Tags/TagsHttp.ts"
 import { Groups } from "./Groups/Groups.ts"
 import { GroupRepo } from "./Groups/GroupRepo.ts"
 import { GroupsHttpLive } from "./Groups/GroupsHttp.ts"
+import { Users } from "./Accounts/Users.ts"
+import { UsersHttpLive } from "./Accounts/UsersHttp.ts"
 import { makeNodeServer } from "./Platform/NodeServer.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
@@ -77,7 +79,8 @@ export const coreLayer = (database: Database) => {
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies)
+  // Links and Analytics filter by group: Groups sits under them.
   return topLevel.pipe(
     Layer.provideMerge(Groups.DefaultWithoutDependencies),
     Layer.provideMerge(services),
@@ -107,7 +110,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, GroupsHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -1,5 +1,6 @@
 import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, LogLevel, Option } from "effect"
 import { ProxyList } from "./Platform/ClientIp.ts"
+import { parseHttpUrl } from "./Links/Url.ts"
 
 /** An integer variable within bounds; a value outside them is refused naming the variable. */
 const integerIn = (name: string, fallback: number, min: number, max: number, rule: string) =>
@@ -50,6 +51,22 @@ const trustProxy = Config.string("TRUST_PROXY").pipe(
 const nonEmptyOptionalString = (name: string) =>
   Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
 
+/** A full http(s) URL, normalised as domains store it; anything else is refused naming the variable. */
+const optionalUrl = (name: string) =>
+  nonEmptyOptionalString(name).pipe(
+    Config.mapOrFail(
+      Option.match({
+        onNone: () => Either.right(Option.none<string>()),
+        onSome: (raw) => {
+          const url = parseHttpUrl(raw.trim(), { assumeHttp: false })
+          return url === undefined
+            ? Either.left(ConfigError.InvalidData([name], `must be a full http or https URL; got ${JSON.stringify(raw)}`))
+            : Either.right(Option.some(url))
+        }
+      })
+    )
+  )
+
 /** Every environment variable the service reads, typed, with its default (see README "Configuration"). */
 export const appConfig = Config.all({
   port: integerIn("PORT", 8080, 0, 65535, "must be a port number from 0 to 65535"),
@@ -68,7 +85,10 @@ export const appConfig = Config.all({
   tokenSecret: optionalSecret("TOKEN_SECRET"),
   dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200"),
   apiDeadlineSeconds: integerIn("API_DEADLINE_SECONDS", 20, 1, 600, "must be from 1 to 600"),
-  shutdownDrainSeconds: integerIn("SHUTDOWN_DRAIN_SECONDS", 5, 0, 600, "must be from 0 to 600")
+  shutdownDrainSeconds: integerIn("SHUTDOWN_DRAIN_SECONDS", 5, 0, 600, "must be from 0 to 600"),
+  /** What a domain created without `url_404` / `homepage` gets. */
+  defaultUrl404: optionalUrl("DEFAULT_URL_404"),
+  defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -329,7 +329,7 @@ describe("clicked links (E16) and link reports (E23-E30, R1)", () => {
           [D0 + HOUR, "desktop", false, false]
         ])
         expect(rows[4]).toEqual({
-          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          engagement_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
           created: D0 + HOUR,
           country: "US",
           region: "California",

@@ -175,6 +175,9 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
           })
           yield* property(arbitrary, RUNS.methods, ({ route: [endpoint, version], method, host, body, proto }) =>
             Effect.gen(function* () {
+              // Another endpoint's DELETE on this path (D1 on E7's path) would delete account A's domain for the tests after.
+              const path = baseline(endpoint, version, f).path.split("?")[0]!.replace(/^\/api\/v3\//, "/api/v4/")
+              if (method === "DELETE" && endpoint.method !== "DELETE" && routeOf("DELETE", path) !== "unmatched") return
               const hasBody = body !== undefined && method !== "GET" && method !== "HEAD"
               const request = baseline(endpoint, version, f, {
                 method,

@@ -143,7 +143,12 @@ describe("admin CLI command line", () => {
         Command.AccountCreate({ name: "Acme", plan: "team", linkQuota: null })
       )
       expect(yield* read("--json", "user", "create", "--account=7", "--email", "a@example.com", "--password", PASSWORD)).toEqual(
-        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, role: "member" })
+        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, firstName: undefined, lastName: undefined, role: "member" })
+      )
+      expect(
+        yield* read("user", "create", "--account", "7", "--email", "a@example.com", "--password", PASSWORD, "--first-name", " Ada ", "--last-name", "Lovelace")
+      ).toEqual(
+        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, firstName: "Ada", lastName: "Lovelace", role: "member" })
       )
       expect(yield* read("domain", "ssl", "--off", "--domain", "3")).toEqual(Command.DomainSsl({ domainId: 3, hasSsl: false }))
       expect(yield* read("utm-template", "create", "--domain", "3", "--name", "T", "--fields", JSON.stringify([SOURCE]))).toEqual(

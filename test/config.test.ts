@@ -71,4 +71,16 @@ describe("configuration (environment variables)", () => {
       expect(problem(yield* read({ SHUTDOWN_DRAIN_SECONDS: "601" }))).toContain("must be from 0 to 600")
     })
   )
+
+  it.effect("DEFAULT_URL_404 and DEFAULT_HOMEPAGE take full http(s) URLs, normalised, and are refused otherwise", () =>
+    Effect.gen(function* () {
+      const config = yield* read({ DEFAULT_URL_404: "https://Help.example/404", DEFAULT_HOMEPAGE: " http://home.example " })
+      expect(Either.map(config, (c) => [c.defaultUrl404, c.defaultHomepage])).toEqual(
+        Either.right([Option.some("https://help.example/404"), Option.some("http://home.example/")])
+      )
+      expect(Either.map(yield* read({}), (c) => Option.isNone(c.defaultUrl404) && Option.isNone(c.defaultHomepage))).toEqual(Either.right(true))
+      expect(problem(yield* read({ DEFAULT_URL_404: "help.example/404" }))).toContain("DEFAULT_URL_404")
+      expect(problem(yield* read({ DEFAULT_HOMEPAGE: "ftp://home.example" }))).toContain("must be a full http or https URL")
+    })
+  )
 })

@@ -5,6 +5,7 @@ import type { Caller } from "../src/Accounts/User.ts"
 import { Domains } from "../src/Domains/Domains.ts"
 import { at, call, codes, newUser, numberAt, type TestUser } from "./support/Http.ts"
 import { documentedCodes } from "./support/OpenApiShapes.ts"
+import { newShortDomain, visit } from "./support/Redirects.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 let serial = 0
@@ -222,7 +223,7 @@ describe("domains (E3, E7, E8, E9, E10)", () => {
         const url404 = yield* patch({ op: "replace", path: "url_404", value: "https://nf.example/" })
         expect(at(url404.body, "objects", 0, "url_404")).toBe("https://nf.example/")
         const cleared = yield* patch({ op: "replace", path: "url_404", value: null })
-        expect(at(cleared.body, "objects", 0, "url_404")).toBe(null)
+        expect(at(cleared.body, "objects", 0)).not.toHaveProperty("url_404")
       })
     )
 
@@ -296,6 +297,48 @@ describe("domains (E3, E7, E8, E9, E10)", () => {
           Effect.catchTag("DomainNotFound", (failure) => Effect.succeed(failure.code))
         )
         expect(missing).toBe(10101)
+      })
+    )
+    it.effect("without DEFAULT_URL_404 and DEFAULT_HOMEPAGE a domain created without them leaves both out, never null", () =>
+      Effect.gen(function* () {
+        const admin = yield* newUser()
+        const reply = yield* createDomain(admin, { domain: uniqueName("bare") })
+        expect(reply.status, reply.text).toBe(200)
+        expect(at(reply.body, "objects", 0)).not.toHaveProperty("url_404")
+        expect(at(reply.body, "objects", 0)).not.toHaveProperty("homepage")
+      })
+    )
+  })
+})
+
+describe("domain defaults (DEFAULT_URL_404, DEFAULT_HOMEPAGE)", () => {
+  layer(TestServer({ DEFAULT_URL_404: "https://Help.example/not-found", DEFAULT_HOMEPAGE: "https://home.example" }), {
+    excludeTestServices: true
+  })((it) => {
+    it.effect("fill a domain created without them; given values win; an explicit null or empty string means none", () =>
+      Effect.gen(function* () {
+        const admin = yield* newUser()
+        const defaulted = yield* createDomain(admin, { domain: uniqueName("def") })
+        expect(at(defaulted.body, "objects", 0)).toMatchObject({
+          url_404: "https://help.example/not-found",
+          homepage: "https://home.example/"
+        })
+        const given = yield* createDomain(admin, { domain: uniqueName("own"), homepage: "https://own.example/" })
+        expect(at(given.body, "objects", 0)).toMatchObject({ url_404: "https://help.example/not-found", homepage: "https://own.example/" })
+        const none = yield* createDomain(admin, { domain: uniqueName("none"), url_404: null, homepage: "" })
+        expect(at(none.body, "objects", 0)).not.toHaveProperty("url_404")
+        expect(at(none.body, "objects", 0)).not.toHaveProperty("homepage")
+      })
+    )
+
+    it.effect("the defaults are the domain's own values: its redirects use them", () =>
+      Effect.gen(function* () {
+        const admin = yield* newUser()
+        const domain = yield* newShortDomain(admin)
+        const home = yield* visit(domain.name, "/")
+        expect([home.status, home.headers.location]).toEqual([302, "https://home.example/"])
+        const missing = yield* visit(domain.name, "/no-such-alias")
+        expect([missing.status, missing.headers.location]).toEqual([302, "https://help.example/not-found"])
       })
     )
   })

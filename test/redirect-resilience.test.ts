@@ -275,6 +275,20 @@ describe("two instances on one database", () => {
         yield* sql`UPDATE domains SET status = 'disabled' WHERE id = ${domainId}`
         expect(yield* within(1000, Effect.map(createOnB, (reply) => reply.status === 404))).toBeLessThan(1000)
 
+        // A domain deleted on one instance (D1) stops redirecting on the other within a second; its name
+        // registered again redirects the new domain's links there.
+        const gone = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(a))
+        const goneId = numberAt(gone.body, "objects", 0, "id")
+        yield* call("POST", `/api/v4/${goneId}/links`, { token, body: { url: "https://example.com/old", alias: "x", override_404_check: 1 } }).pipe(on(a))
+        const goneOnB = Effect.map(visit("gone.example", "/x").pipe(on(b)), (reply) => [reply.status, reply.headers.location])
+        expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 301))).toBeLessThan(1000)
+        expect((yield* call("DELETE", `/api/v4/domains/${goneId}`, { token }).pipe(on(a))).status).toBe(200)
+        expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 404))).toBeLessThan(1000)
+        const reborn = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(b))
+        const rebornId = numberAt(reborn.body, "objects", 0, "id")
+        yield* call("POST", `/api/v4/${rebornId}/links`, { token, body: { url: "https://example.com/new", alias: "x", override_404_check: 1 } }).pipe(on(b))
+        expect(yield* within(1000, Effect.map(visit("gone.example", "/x").pipe(on(a)), (reply) => reply.headers.location === "https://example.com/new"))).toBeLessThan(1000)
+
         // Token owners are cached too: a token expired elsewhere stops working within a second.
         const domains = call("GET", "/api/v4/domains", { token }).pipe(on(b))
         expect((yield* domains).status).toBe(200)

@@ -6,6 +6,7 @@ import { DomainRepo } from "../Domains/DomainRepo.ts"
 import { UserRepo } from "./UserRepo.ts"
 import { passwordProblem, Passwords } from "../Auth/Passwords.ts"
 import { newRefreshToken } from "../Auth/TokenStore.ts"
+import { violatesUniqueIndex } from "../Sql/Constraints.ts"
 
 /** A refused administrative operation, with the reason an operator reads. */
 export class AdminError extends Data.TaggedError("AdminError")<{ readonly message: string }> {}
@@ -20,6 +21,8 @@ export interface NewUser {
   readonly email: string
   readonly password: string
   readonly nickname?: string | undefined
+  readonly firstName?: string | undefined
+  readonly lastName?: string | undefined
   readonly role: Role
 }
 
@@ -62,17 +65,20 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
             email,
             nickname,
             role: input.role,
+            first_name: input.firstName ?? null,
+            last_name: input.lastName ?? null,
             password_hash: passwordHash,
             refresh_token_hash: refresh.hash
           })
           .pipe(
             Effect.mapError((error) =>
-              error._tag === "SqlError" && /users_email/.test(String(error.cause))
+              error._tag === "SqlError" && violatesUniqueIndex(error, "users_email")
                 ? new AdminError({ message: `a user with the e-mail ${email} already exists` })
                 : error
             )
           )
-        return { user_id: created.id, email, nickname, role: input.role, refresh_token: refresh.value }
+        const names = { ...(input.firstName === undefined ? {} : { first_name: input.firstName }), ...(input.lastName === undefined ? {} : { last_name: input.lastName }) }
+        return { user_id: created.id, email, nickname, ...names, role: input.role, refresh_token: refresh.value }
       })
 
     const makeDomainAdmin = (userId: number, domainId: number) =>

@@ -2,6 +2,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
 import { Plan, Role } from "./User.ts"
+import { AccountUser, UserDomain } from "./AccountUser.ts"
+import { unlessNull } from "../Platform/Unset.ts"
 
 export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
   id: Schema.Int,
@@ -15,6 +17,22 @@ export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
 }) {}
 
 const Bytes = Schema.Uint8ArrayFromSelf
+
+class AccountUserRow extends Schema.Class<AccountUserRow>("AccountUserRow")({
+  user_id: Schema.Int,
+  first_name: Schema.NullOr(Schema.String),
+  last_name: Schema.NullOr(Schema.String),
+  email_address: Schema.String,
+  nickname: Schema.String,
+  role: Role,
+  domains: Schema.Array(UserDomain),
+  total: Schema.Int
+}) {
+  toUser(): AccountUser {
+    const { first_name, last_name, total: _, ...rest } = this
+    return new AccountUser({ ...rest, ...unlessNull({ first_name, last_name }) })
+  }
+}
 
 /** A user row as `UserRecord`, with `more` columns after it. */
 const selectUser = (sql: SqlClient.SqlClient, more: Fragment = sql``) => sql`
@@ -58,6 +76,8 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
         email: Schema.String,
         nickname: Schema.String,
         role: Role,
+        first_name: Schema.NullOr(Schema.String),
+        last_name: Schema.NullOr(Schema.String),
         password_hash: Schema.String,
         refresh_token_hash: Bytes
       }),
@@ -72,8 +92,28 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
         sql`UPDATE users SET refresh_token_hash = ${hash}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id`
     })
 
+    /** A page of the account's users by id, each with the account's domains that are not deleted and their role there. */
+    const listOfAccount = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Int, limit: Schema.Int, offset: Schema.Int }),
+      Result: AccountUserRow,
+      execute: ({ accountId, limit, offset }) => sql`
+        SELECT u.id AS user_id, u.first_name, u.last_name, u.email AS email_address, u.nickname, u.role,
+               coalesce((SELECT json_agg(json_build_object(
+                          'id', d.id, 'name', d.domain,
+                          'role', CASE WHEN u.role = 'account_admin'
+                                         OR EXISTS (SELECT 1 FROM domain_admins da WHERE da.user_id = u.id AND da.domain_id = d.id)
+                                       THEN 'domain_admin' ELSE 'member' END) ORDER BY d.id)
+                         FROM domains d WHERE d.account_id = u.account_id AND d.status <> 'deleted'), '[]') AS domains,
+               count(*) OVER () AS total
+        FROM users u WHERE u.account_id = ${accountId}
+        ORDER BY u.id LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const countOfAccount = (accountId: number) =>
+      Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users WHERE account_id = ${accountId}`, (rows) => rows[0]?.n ?? 0)
+
     const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
 
-    return { findByEmail, findByAccessToken, findByRefreshToken, create, setRefreshToken, count } as const
+    return { findByEmail, findByAccessToken, findByRefreshToken, create, setRefreshToken, listOfAccount, countOfAccount, count } as const
   })
 }) {}

@@ -6,6 +6,7 @@ import type { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { viewerOf as linksViewerOf } from "../Links/LinkAccess.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { LinkRepo, type Viewer } from "../Links/LinkRepo.ts"
+import { Groups } from "../Groups/Groups.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
 import { FilterValueInvalid, PlanWithoutAnalytics, UserFilterForbidden, UserFilterInvalid } from "./AnalyticsErrors.ts"
@@ -31,11 +32,12 @@ export interface DomainReferrerFilters extends LinkFilters, ValueFilters {
   readonly link_id?: number | undefined
 }
 
-/** E16: only the caller's links (`from_user: "me"`), a keyword, a tag by name. */
+/** E16: only the caller's links (`from_user: "me"`), a keyword, a tag by name, a group the caller sees. */
 export interface ClickedFilters extends WindowBounds {
   readonly from_user?: "me" | undefined
   readonly keyword?: string | undefined
   readonly tag?: string | undefined
+  readonly group_id?: number | undefined
 }
 
 /** One page of a report's rows, and how many rows the report has. */
@@ -63,6 +65,7 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
   effect: Effect.gen(function* () {
     const repo = yield* AnalyticsRepo
     const links = yield* LinkRepo
+    const groups = yield* Groups
     const access = yield* DomainAccess
 
     const windowOf = (bounds: WindowBounds) =>
@@ -207,9 +210,17 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
         const viewer = yield* viewerOf(caller, domainId)
         const window = yield* windowOf(filters)
         const userId = filters.from_user === "me" || !viewer.seesAll ? caller.userId : "all"
-        const filter: LinkFilter = { domainId, userId, tagName: filters.tag, keyword: filters.keyword, includeDeleted: false }
+        if (filters.group_id !== undefined) yield* groups.requireVisible(caller, domainId, filters.group_id)
+        const filter: LinkFilter = {
+          domainId,
+          userId,
+          tagName: filters.tag,
+          groupId: filters.group_id,
+          keyword: filters.keyword,
+          includeDeleted: false
+        }
         const found = yield* repo.clickedLinks(filter, window, limitOf(page))
-        return { rows: yield* links.clickedByIds(found.ids), total: found.total }
+        return { rows: yield* links.clickedByIds(found.ids, viewer), total: found.total }
       }).pipe(orDieOnInfrastructure)
 
     /** E23: the link's lifetime figures without a window, the window's count with one. */
@@ -268,5 +279,5 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
       rawClicks
     } as const
   }),
-  dependencies: [AnalyticsRepo.Default, LinkRepo.Default, DomainAccess.Default]
+  dependencies: [AnalyticsRepo.Default, LinkRepo.Default, DomainAccess.Default, Groups.Default]
 }) {}

@@ -16,6 +16,7 @@ import {
 import { Authentication } from "../Auth/Authentication.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
+import { GroupNotFound } from "../Groups/GroupErrors.ts"
 import { coded, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import {
@@ -75,7 +76,8 @@ export const ClickedParams = params({
   ...page,
   from_user: Schema.optional(coded(10507)(Schema.Literal("me"))),
   keyword: text,
-  tag: Schema.optional(Schema.String)
+  tag: Schema.optional(Schema.String),
+  group_id: Schema.optional(PathId(10160, 400))
 })
 export const PageParams = params(page)
 
@@ -136,7 +138,8 @@ const describe = "over the window (default: the last 7 days and today), non-bot 
 export class AnalyticsApi extends HttpApiGroup.make("analytics")
   .add(
     windowed(HttpApiEndpoint.get("clicked")`/${domainId}/links/clicked`.setUrlParams(ClickedParams).addSuccess(Report(ClickedLink)))
-      .addError(answersInvalidInput(10500, 10501, 10505, 10507, 10153))
+      .addError(answers(GroupNotFound))
+      .addError(answersInvalidInput(10160, 10500, 10501, 10505, 10507, 10153))
       .annotate(OpenApi.Description, `E16: the domain's links with clicks ${describe}, most clicked first`)
   )
   .add(daily.domain.setUrlParams(SharedParams).annotate(OpenApi.Description, `E17: the domain's clicks per UTC day ${describe}`))

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { type AnalyticsWindow, type Edge, isoDate, monthsOf, planWindow } from "./AnalyticsWindow.ts"
-import { keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
+import { inGroup, keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
 import { clickKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
 
 /** The links of a domain whose clicks a report counts; unset filters match every link. */
@@ -14,6 +14,8 @@ export interface LinkFilter {
   readonly tagId?: number | undefined
   /** A tag name, ignoring case (E16's `tag`). */
   readonly tagName?: string | undefined
+  /** A group's links (E16's `group_id`), its visibility checked before. */
+  readonly groupId?: number | undefined
   readonly keyword?: string | undefined
   readonly includeDeleted: boolean
 }
@@ -67,6 +69,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           ? []
           : [sql`EXISTS (SELECT 1 FROM link_tags lt WHERE lt.link_id = l.id AND lt.tag_id = ${filter.tagId})`]),
         ...(filter.tagName === undefined ? [] : [taggedWith(sql, filter.tagName)]),
+        ...(filter.groupId === undefined ? [] : [inGroup(sql, filter.groupId)]),
         ...(filter.keyword === undefined || filter.keyword === "" ? [] : [keywordMatch(sql, filter.keyword)])
       ])
 
@@ -267,7 +270,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           (rows) => rows[0]?.n ?? 0
         ),
         rows: sql<{
-          id: string
+          engagement_id: string
           created: number
           country: string | null
           region: string | null
@@ -278,7 +281,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           qr: boolean
           bot: boolean
         }>`
-          SELECT id::text, floor(extract(epoch FROM at))::int8 AS created, country, region, city, device, referrer,
+          SELECT id::text AS engagement_id, floor(extract(epoch FROM at))::int8 AS created, country, region, city, device, referrer,
                  user_agent, qr, bot
           FROM clicks WHERE link_id = ${linkId}
           ORDER BY at DESC, id DESC

@@ -31,9 +31,9 @@ export const LinkTotals = Schema.Union(
   Schema.Struct({ count: Schema.Int }).annotations({ description: "with from_unix/to_unix: the clicks in the window" })
 )
 
-/** R1: one click as recorded, without the client address. */
+/** R1: one click as recorded, without the client address; `engagement_id` (the real API's name) identifies it. */
 export const RawClick = Schema.Struct({
-  id: Schema.String,
+  engagement_id: Schema.String,
   created: Schema.Int,
   country: Schema.NullOr(Schema.String),
   region: Schema.NullOr(Schema.String),

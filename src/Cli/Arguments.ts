@@ -17,6 +17,8 @@ const optionKinds = {
   email: "value",
   password: "value",
   nickname: "value",
+  "first-name": "value",
+  "last-name": "value",
   role: "value",
   user: "value",
   domain: "value",
@@ -146,7 +148,7 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "user create": {
-    options: ["account", "email", "password", "nickname", "role"],
+    options: ["account", "email", "password", "nickname", "first-name", "last-name", "role"],
     build: (given) =>
       Effect.gen(function* () {
         const accountId = yield* given.id("account")
@@ -155,8 +157,10 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         const password = yield* given.required("password")
         yield* checked(passwordProblem(password, email))
         const nickname = given.has("nickname") ? yield* text(given, "nickname", 100) : undefined
+        const firstName = given.has("first-name") ? yield* text(given, "first-name", 200) : undefined
+        const lastName = given.has("last-name") ? yield* text(given, "last-name", 200) : undefined
         const role = yield* given.oneOf("role", Role.literals, "member")
-        return Command.UserCreate({ accountId, email, password, nickname, role })
+        return Command.UserCreate({ accountId, email, password, nickname, firstName, lastName, role })
       })
   },
   "user refresh-token": {

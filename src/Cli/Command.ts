@@ -11,6 +11,8 @@ export type Command = Data.TaggedEnum<{
     readonly email: string
     readonly password: string
     readonly nickname: string | undefined
+    readonly firstName: string | undefined
+    readonly lastName: string | undefined
     readonly role: Role
   }
   UserRefreshToken: { readonly email: string }

@@ -3,7 +3,8 @@ export const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 Commands:
   account create --name N --plan free|team|business|enterprise [--link-quota N]
       a new account; without --link-quota its links are unlimited
-  user create --account ID --email E --password P [--nickname N] [--role account_admin|member]
+  user create --account ID --email E --password P [--nickname N] [--first-name F] [--last-name L]
+              [--role account_admin|member]
       a new user of the account (role member unless given); prints its refresh token once
   user refresh-token --email E
       a new refresh token for the user; the old one stops working

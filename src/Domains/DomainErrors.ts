@@ -5,9 +5,6 @@ export class DomainNotFound extends Failure("DomainNotFound", 10101) {}
 
 export class DomainExists extends Failure("DomainExists", 10401) {}
 
-/** Only account admins create and change domains. */
-export class NotAccountAdmin extends Failure("NotAccountAdmin", 10003) {}
-
 export class UpdateOperationUnsupported extends Failure("UpdateOperationUnsupported", 10404) {}
 
 export class UpdatePathUnsupported extends Failure("UpdatePathUnsupported", 10405) {}

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Domain, DomainStatus } from "./Domain.ts"
+import { unlessNull } from "../Platform/Unset.ts"
 
 class DomainRow extends Schema.Class<DomainRow>("DomainRow")({
   id: Schema.Int,
@@ -15,8 +16,8 @@ class DomainRow extends Schema.Class<DomainRow>("DomainRow")({
   has_ssl: Schema.Boolean
 }) {
   toDomain(): Domain {
-    const { is_default, ...rest } = this
-    return new Domain({ ...rest, default: is_default })
+    const { is_default, url_404, homepage, ...rest } = this
+    return new Domain({ ...rest, ...unlessNull({ url_404, homepage }), default: is_default })
   }
 }
 
@@ -68,23 +69,24 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
     const byId = SqlSchema.findOne({
       Request: Schema.Struct({ ...Scope.fields, id: Schema.Int }),
       Result: DomainRow,
-      execute: ({ accountId, userId, id }) => sql`${select(userId)} WHERE d.account_id = ${accountId} AND d.id = ${id}`
+      execute: ({ accountId, userId, id }) =>
+        sql`${select(userId)} WHERE d.account_id = ${accountId} AND d.id = ${id} AND d.status <> 'deleted'`
     })
 
     const byName = SqlSchema.findOne({
       Request: Schema.Struct({ ...Scope.fields, name: Schema.String }),
       Result: DomainRow,
       execute: ({ accountId, userId, name }) =>
-        sql`${select(userId)} WHERE d.account_id = ${accountId} AND d.domain = ${name}`
+        sql`${select(userId)} WHERE d.account_id = ${accountId} AND d.domain = ${name} AND d.status <> 'deleted'`
     })
 
-    /** The new domain's id, or none when the name is taken (by any account). */
+    /** The new domain's id, or none when the name is taken (by a domain of any account that is not deleted). */
     const create = (input: NewDomain) =>
       Effect.map(
         sql<{ id: number }>`
           INSERT INTO domains (account_id, domain, url_404, homepage)
           VALUES (${input.accountId}, ${input.domain}, ${input.url_404}, ${input.homepage})
-          ON CONFLICT (domain) DO NOTHING
+          ON CONFLICT (domain) WHERE status <> 'deleted' DO NOTHING
           RETURNING id`,
         (rows) => Option.fromNullable(rows[0]?.id)
       )
@@ -93,7 +95,7 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
       Effect.map(
         sql<{ id: number }>`
           UPDATE domains SET ${sql.update(changes)}, modified = now()
-          WHERE account_id = ${accountId} AND id = ${id}
+          WHERE account_id = ${accountId} AND id = ${id} AND status <> 'deleted'
           RETURNING id`,
         (rows) => rows.length > 0
       )
@@ -103,7 +105,8 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
 
     const setSsl = (id: number, hasSsl: boolean) =>
       Effect.map(
-        sql<{ id: number }>`UPDATE domains SET has_ssl = ${hasSsl}, modified = now() WHERE id = ${id} RETURNING id`,
+        sql<{ id: number }>`
+          UPDATE domains SET has_ssl = ${hasSsl}, modified = now() WHERE id = ${id} AND status <> 'deleted' RETURNING id`,
         (rows) => rows.length > 0
       )
 
@@ -113,7 +116,7 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
         sql<{ user_id: number }>`
           INSERT INTO domain_admins (user_id, domain_id)
           SELECT u.id, d.id FROM users u JOIN domains d ON d.account_id = u.account_id
-          WHERE u.id = ${userId} AND d.id = ${domainId}
+          WHERE u.id = ${userId} AND d.id = ${domainId} AND d.status <> 'deleted'
           ON CONFLICT (user_id, domain_id) DO UPDATE SET user_id = EXCLUDED.user_id
           RETURNING user_id`,
         (rows) => rows.length > 0
@@ -125,6 +128,21 @@ export class DomainRepo extends Effect.Service<DomainRepo>()("DomainRepo", {
         (rows) => (rows[0]?.n ?? 0) > 0
       )
 
-    return { listActive, countActive, byId, byName, create, update, setDefault, setSsl, addAdmin, isAdmin } as const
+    /**
+     * Marks the domain deleted and every link of it with it, in the caller's transaction; false when
+     * it is not a domain of the account (or already deleted). The row stays for the clicks that name it.
+     */
+    const remove = (accountId: number, id: number) =>
+      Effect.gen(function* () {
+        const deleted = yield* sql<{ id: number }>`
+          UPDATE domains SET status = 'deleted', modified = now()
+          WHERE account_id = ${accountId} AND id = ${id} AND status <> 'deleted'
+          RETURNING id`
+        if (deleted.length === 0) return false
+        yield* sql`UPDATE links SET status = 'deleted', modified = now() WHERE domain_id = ${id} AND status <> 'deleted'`
+        return true
+      })
+
+    return { listActive, countActive, byId, byName, create, update, remove, setDefault, setSsl, addAdmin, isAdmin } as const
   })
 }) {}

@@ -9,11 +9,12 @@ import type { Domain } from "./Domain.ts"
 import {
   DomainExists,
   DomainNotFound,
-  NotAccountAdmin,
   UpdateOperationUnsupported,
   UpdatePathUnsupported,
   UpdateValueInvalid
 } from "./DomainErrors.ts"
+import { NotAccountAdmin } from "../Accounts/AccountErrors.ts"
+import { AppConfig } from "../Config.ts"
 import { normaliseDomainName } from "./DomainName.ts"
 import { type DomainChanges, DomainRepo } from "./DomainRepo.ts"
 
@@ -63,6 +64,10 @@ export class Domains extends Effect.Service<Domains>()("Domains", {
   effect: Effect.gen(function* () {
     const repo = yield* DomainRepo
     const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    /** A URL not given on create takes the install's default; an explicit null or "" means none. */
+    const orDefault = (given: string | null | undefined, fallback: Option.Option<string>) =>
+      given === undefined ? Option.getOrNull(fallback) : given
 
     const byId = (caller: Caller, id: number): Effect.Effect<Domain, DomainNotFound> =>
       repo.byId({ accountId: caller.accountId, userId: caller.userId, id }).pipe(
@@ -93,8 +98,8 @@ export class Domains extends Effect.Service<Domains>()("Domains", {
       Effect.gen(function* () {
         yield* requireAccountAdmin(caller)
         const name = normaliseDomainName(input.domain)
-        const url404 = optionalUrl(input.url_404)
-        const homepage = optionalUrl(input.homepage)
+        const url404 = optionalUrl(orDefault(input.url_404, config.defaultUrl404))
+        const homepage = optionalUrl(orDefault(input.homepage, config.defaultHomepage))
         if (name === undefined || Option.isNone(url404) || Option.isNone(homepage)) {
           const problems = [
             ...(name === undefined ? [10400 as const] : []),
@@ -129,7 +134,18 @@ export class Domains extends Effect.Service<Domains>()("Domains", {
         return yield* byId(caller, id)
       }).pipe(orDieOnInfrastructure)
 
-    return { byId, byName, listActive, create, update } as const
+    /**
+     * D1: the domain and all its links deleted together, by an account admin. Its name is free again
+     * and every instance stops redirecting for it when the change is announced (`d:<name>`).
+     */
+    const remove = (caller: Caller, id: number) =>
+      Effect.gen(function* () {
+        yield* byId(caller, id)
+        yield* requireAccountAdmin(caller)
+        if (!(yield* sql.withTransaction(repo.remove(caller.accountId, id)))) return yield* Effect.fail(DomainNotFound.of())
+      }).pipe(orDieOnInfrastructure)
+
+    return { byId, byName, listActive, create, update, remove } as const
   }),
   dependencies: [DomainRepo.Default]
 }) {}

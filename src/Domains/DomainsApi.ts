@@ -1,18 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Domain } from "./Domain.ts"
-import { Meta } from "../Platform/Pagination.ts"
+import { ListPage, Meta } from "../Platform/Pagination.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { coded, PathId, required } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import {
   DomainExists,
   DomainNotFound,
-  NotAccountAdmin,
   UpdateOperationUnsupported,
   UpdatePathUnsupported,
   UpdateValueInvalid
 } from "./DomainErrors.ts"
+import { NotAccountAdmin } from "../Accounts/AccountErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
@@ -20,8 +20,6 @@ export class DomainList extends Schema.Class<DomainList>("DomainList")({
   objects: Schema.Array(Domain),
   meta: Meta
 }) {}
-
-const Page = Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000), coded(10408))
 
 const NullableText = Schema.NullOr(Schema.String)
 
@@ -43,7 +41,7 @@ export class DomainsApi extends HttpApiGroup.make("domains")
     HttpApiEndpoint.get("list", "/domains")
       .setUrlParams(
         Schema.Struct({
-          page: Schema.optional(Page),
+          page: Schema.optional(ListPage),
           domain_name: Schema.optional(Schema.String)
         })
       )
@@ -78,5 +76,15 @@ export class DomainsApi extends HttpApiGroup.make("domains")
       .addError(answers(UpdateValueInvalid))
       .addError(answersInvalidInput(10404, 10405, 10406, 10153))
       .annotate(OpenApi.Description, "E10: replace a domain's status, homepage or url_404 (account admins)")
+  )
+  .add(
+    HttpApiEndpoint.del("remove")`/domains/${domainId}`
+      .addSuccess(Schema.Struct({}))
+      .addError(answers(DomainNotFound))
+      .addError(answers(NotAccountAdmin))
+      .annotate(
+        OpenApi.Description,
+        "D1: delete a domain and all its links (account admins); its name can be registered again, its clicks stay on the account's records"
+      )
   )
   .middleware(Authentication) {}

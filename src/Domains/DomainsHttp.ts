@@ -40,5 +40,6 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
           Effect.flatMap((domain) => single(domain, requestPath(request)))
         )
       )
+      .handle("remove", ({ path }) => Effect.flatMap(CurrentUser, (caller) => domains.remove(caller, path.domain_id)).pipe(Effect.as({})))
   })
 )

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { Unset } from "../Platform/Unset.ts"
 
 export const LinkStatus = Schema.Literal("active", "archived", "deleted")
 export type LinkStatus = typeof LinkStatus.Type
@@ -8,7 +9,7 @@ export class LinkTag extends Schema.Class<LinkTag>("LinkTag")({
   shared: Schema.Boolean
 }) {}
 
-/** A link as version 4 shows it (the real API's fields, with `tags`). */
+/** A link as version 4 shows it (the real API's fields, with `tags` and the ids of its `groups`). */
 export class Link extends Schema.Class<Link>("Link")({
   id: Schema.Int,
   url: Schema.String,
@@ -24,8 +25,10 @@ export class Link extends Schema.Class<Link>("Link")({
   notes: Schema.String,
   redirect_type: Schema.Literal(301, 307),
   status: LinkStatus,
-  template_id: Schema.NullOr(Schema.Int),
-  delete_on: Schema.NullOr(Schema.Int),
-  archive_on: Schema.NullOr(Schema.Int),
-  tags: Schema.Array(LinkTag)
+  template_id: Unset(Schema.Int),
+  delete_on: Unset(Schema.Int),
+  archive_on: Unset(Schema.Int),
+  tags: Schema.Array(LinkTag),
+  groups: Schema.Array(Schema.Int)
 }) {}
+

@@ -1,7 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Schema } from "effect"
 import { Link, LinkStatus, LinkTag } from "./Link.ts"
+import { unlessNull } from "../Platform/Unset.ts"
+import { violatesUniqueIndex } from "../Sql/Constraints.ts"
+import { groupVisibleTo } from "../Groups/GroupRepo.ts"
 
 class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   id: Schema.Int,
@@ -22,12 +24,14 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   modified: Schema.Int,
   domain: Schema.String,
   has_ssl: Schema.Boolean,
-  tags: Schema.Array(LinkTag)
+  tags: Schema.Array(LinkTag),
+  groups: Schema.Array(Schema.Int)
 }) {
   toLink(): Link {
-    const { domain, has_ssl, notify_on_click, ...rest } = this
+    const { domain, has_ssl, notify_on_click, template_id, archive_on, delete_on, ...rest } = this
     return new Link({
       ...rest,
+      ...unlessNull({ template_id, archive_on, delete_on }),
       short_link: `${has_ssl ? "https" : "http"}://${domain}/${this.alias}`,
       notify_on_click: notify_on_click ? "1" : "0"
     })
@@ -43,6 +47,10 @@ export const keywordMatch = (sql: SqlClient.SqlClient, keyword: string) =>
 export const taggedWith = (sql: SqlClient.SqlClient, name: string) =>
   sql`EXISTS (SELECT 1 FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id AND lower(t.name) = lower(${name}))`
 
+/** Links `l` in the group. */
+export const inGroup = (sql: SqlClient.SqlClient, groupId: number) =>
+  sql`EXISTS (SELECT 1 FROM link_group_links gl WHERE gl.link_id = l.id AND gl.group_id = ${groupId})`
+
 /** A link as E16 lists it: its fields and its latest click (`YYYY-MM-DD HH:MM:SS` UTC). */
 class ClickedLinkRow extends LinkRow.extend<ClickedLinkRow>("ClickedLinkRow")({
   last_clicked: Schema.NullOr(Schema.String)
@@ -56,6 +64,7 @@ export interface LinkSearch {
   readonly keyword: string | undefined
   readonly url: string | undefined
   readonly tag: string | undefined
+  readonly groupId: number | undefined
   readonly createdFrom: number | undefined
   readonly createdTo: number | undefined
   readonly newestFirst: boolean
@@ -104,14 +113,6 @@ export interface LinkUpdateRow {
   readonly deleteOn?: number | null
 }
 
-/** Whether a statement was refused by the unique index `name` (SQLSTATE 23505, unique_violation). */
-const violatesUniqueIndex = (error: SqlError, name: string): boolean => {
-  const cause: unknown = error.cause
-  return (
-    typeof cause === "object" && cause !== null && "code" in cause && cause.code === "23505" && "constraint" in cause && cause.constraint === name
-  )
-}
-
 export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -125,7 +126,12 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
     const tags = sql`
       coalesce((SELECT json_agg(json_build_object('name', t.name, 'shared', t.shared) ORDER BY lower(t.name))
                 FROM link_tags lt JOIN tags t ON t.id = lt.tag_id WHERE lt.link_id = l.id), '[]') AS tags`
-    const select = sql`SELECT ${columns}, ${tags} FROM links l JOIN domains d ON d.id = l.domain_id`
+    /** The ids of the link's groups that the user sees (global ones, their own, those they are listed in). */
+    const groups = (userId: number) => sql`
+      coalesce((SELECT json_agg(g.id ORDER BY g.id) FROM link_group_links gl JOIN link_groups g ON g.id = gl.group_id
+                WHERE gl.link_id = l.id AND ${groupVisibleTo(sql, userId)}), '[]') AS groups`
+    const select = (viewer: Viewer) =>
+      sql`SELECT ${columns}, ${tags}, ${groups(viewer.userId)} FROM links l JOIN domains d ON d.id = l.domain_id`
 
     const visibleTo = (viewer: Viewer) =>
       sql`l.status <> 'deleted' AND d.account_id = ${viewer.accountId}
@@ -135,14 +141,14 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
       Request: Schema.Struct({ domainId: Schema.Int, linkId: Schema.Int, viewer: Viewer }),
       Result: LinkRow,
       execute: ({ domainId, linkId, viewer }) =>
-        sql`${select} WHERE l.id = ${linkId} AND l.domain_id = ${domainId} AND ${visibleTo(viewer)}`
+        sql`${select(viewer)} WHERE l.id = ${linkId} AND l.domain_id = ${domainId} AND ${visibleTo(viewer)}`
     })
 
     const findByAlias = SqlSchema.findOne({
       Request: Schema.Struct({ domainId: Schema.Int, alias: Schema.String, viewer: Viewer }),
       Result: LinkRow,
       execute: ({ domainId, alias, viewer }) =>
-        sql`${select} WHERE l.domain_id = ${domainId} AND lower(l.alias) = lower(${alias}) AND ${visibleTo(viewer)}`
+        sql`${select(viewer)} WHERE l.domain_id = ${domainId} AND lower(l.alias) = lower(${alias}) AND ${visibleTo(viewer)}`
     })
 
     const toLink = Option.map((row: LinkRow) => row.toLink())
@@ -153,22 +159,28 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
     const byAlias = (domainId: number, alias: string, viewer: Viewer) =>
       Effect.map(findByAlias({ domainId, alias, viewer }), toLink)
 
-    /** The new link (with no tags yet), or none when its alias is taken on the domain (ignoring case). */
+    /**
+     * The new link (with no tags yet), or none when its alias is taken on the domain (ignoring case)
+     * or the domain is deleted. The domain row is share-locked, so a concurrent domain delete either
+     * waits for this link (and deletes it too) or is seen by it.
+     */
     const decodeRow = Schema.decodeUnknown(LinkRow)
     const insert = (input: NewLink) =>
       Effect.flatMap(
         sql`
-        WITH l AS (
+        WITH live AS (SELECT id FROM domains WHERE id = ${input.domainId} AND status <> 'deleted' FOR SHARE),
+        l AS (
           INSERT INTO links (domain_id, user_id, url, alias, redirect_url, notes, notify_on_click, redirect_type,
                              template_id, utm_fields, archive_on, delete_on)
-          VALUES (${input.domainId}, ${input.userId}, ${input.url}, ${input.alias}, ${input.redirectUrl},
-                  ${input.notes}, ${input.notifyOnClick}, ${input.redirectType}, ${input.templateId},
-                  ${input.utmFields === null ? null : JSON.stringify(input.utmFields)}::jsonb,
-                  to_timestamp(${input.archiveOn}), to_timestamp(${input.deleteOn}))
+          SELECT live.id, ${input.userId}, ${input.url}, ${input.alias}, ${input.redirectUrl},
+                 ${input.notes}, ${input.notifyOnClick}, ${input.redirectType}, ${input.templateId},
+                 ${input.utmFields === null ? null : JSON.stringify(input.utmFields)}::jsonb,
+                 to_timestamp(${input.archiveOn}), to_timestamp(${input.deleteOn})
+          FROM live
           ON CONFLICT (domain_id, lower(alias)) WHERE status <> 'deleted' DO NOTHING
           RETURNING *
         )
-        SELECT ${columns}, '[]'::json AS tags FROM l JOIN domains d ON d.id = l.domain_id`,
+        SELECT ${columns}, '[]'::json AS tags, '[]'::json AS groups FROM l JOIN domains d ON d.id = l.domain_id`,
         (rows) => (rows.length === 0 ? Effect.succeedNone : Effect.map(decodeRow(rows[0]), (row) => Option.some(row.toLink())))
       )
 
@@ -184,6 +196,12 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
           )
           INSERT INTO link_tags (link_id, tag_id) SELECT ${linkId}, id FROM tag ON CONFLICT DO NOTHING`,
         { discard: true }
+      )
+
+    const domainDeleted = (domainId: number) =>
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int8 AS n FROM domains WHERE id = ${domainId} AND status = 'deleted'`,
+        (rows) => (rows[0]?.n ?? 0) > 0
       )
 
     /** Links of the account that count against its quota; locks the account row until the transaction ends. */
@@ -257,6 +275,7 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         ...(q.keyword === undefined || q.keyword === "" ? [] : [keywordMatch(sql, q.keyword)]),
         ...(q.url === undefined ? [] : [sql`l.url = ${q.url}`]),
         ...(q.tag === undefined ? [] : [taggedWith(sql, q.tag)]),
+        ...(q.groupId === undefined ? [] : [inGroup(sql, q.groupId)]),
         ...(q.createdFrom === undefined ? [] : [sql`l.created >= to_timestamp(${q.createdFrom})`]),
         ...(q.createdTo === undefined ? [] : [sql`l.created < to_timestamp(${q.createdTo})`])
       ]
@@ -279,7 +298,7 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
           Request: Schema.Void,
           Result: LinkRow,
           execute: () => sql`
-            ${select}
+            ${select(q.viewer)}
             WHERE l.id IN (
               SELECT l.id FROM links l JOIN domains d ON d.id = l.domain_id WHERE ${searchFilter(q)}
               ORDER BY l.id ${direction} LIMIT ${q.limit} OFFSET ${q.offset}
@@ -290,7 +309,7 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
       })
 
     /** The links of these ids with their latest click, in the order of `ids`. */
-    const clickedByIds = (ids: ReadonlyArray<number>) =>
+    const clickedByIds = (ids: ReadonlyArray<number>, viewer: Viewer) =>
       Effect.map(
         ids.length === 0
           ? Effect.succeed([])
@@ -298,7 +317,7 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
               Request: Schema.Array(Schema.Int),
               Result: ClickedLinkRow,
               execute: (ids) => sql`
-                SELECT ${columns}, ${tags},
+                SELECT ${columns}, ${tags}, ${groups(viewer.userId)},
                        to_char(l.last_clicked AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS last_clicked
                 FROM links l JOIN domains d ON d.id = l.domain_id
                 WHERE ${sql.in("l.id", ids)}`
@@ -314,6 +333,6 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         }
       )
 
-    return { byId, byAlias, search, clickedByIds, insert, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
+    return { byId, byAlias, search, clickedByIds, insert, domainDeleted, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
   })
 }) {}

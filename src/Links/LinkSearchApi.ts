@@ -7,6 +7,7 @@ import { coded, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { NotDomainAdmin } from "./LinkErrors.ts"
+import { GroupNotFound } from "../Groups/GroupErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
@@ -20,6 +21,7 @@ export const SearchParams = Schema.Struct({
   order: Schema.optional(coded(10123)(Schema.Literal("oldest", "latest"))),
   users: Schema.optional(Schema.String),
   tag: Schema.optional(Schema.String),
+  group_id: Schema.optional(PathId(10160, 400)),
   from_unix: Schema.optional(whole(10500)),
   to_unix: Schema.optional(whole(10501))
 }).annotations({ parseOptions: { errors: "all" } })
@@ -39,10 +41,11 @@ export class LinkSearchApi extends HttpApiGroup.make("linkSearch")
       .addSuccess(LinkSearchResult)
       .addError(answers(DomainNotFound))
       .addError(answers(NotDomainAdmin))
-      .addError(answersInvalidInput(10120, 10121, 10122, 10123, 10500, 10501, 10153))
+      .addError(answers(GroupNotFound))
+      .addError(answersInvalidInput(10120, 10121, 10122, 10123, 10160, 10500, 10501, 10153))
       .annotate(
         OpenApi.Description,
-        "E6: the caller's links of a domain (all of them with users=all, for its admins), filtered by keyword, url, tag and created time"
+        "E6: the caller's links of a domain (all of them with users=all, for its admins), filtered by keyword, url, tag, group and created time"
       )
   )
   .middleware(Authentication) {}

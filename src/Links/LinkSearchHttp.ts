@@ -19,6 +19,7 @@ export const LinkSearchHttpLive = HttpApiBuilder.group(Api, "linkSearch", (handl
           keyword: urlParams.keyword,
           url: urlParams.url,
           tag: urlParams.tag,
+          groupId: urlParams.group_id,
           createdFrom: urlParams.from_unix,
           createdTo: urlParams.to_unix,
           newestFirst: urlParams.order === "latest",

@@ -6,6 +6,8 @@ import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
+import { DomainNotFound } from "../Domains/DomainErrors.ts"
+import { Groups } from "../Groups/Groups.ts"
 import { viewerOf } from "./LinkAccess.ts"
 import {
   AliasTaken,
@@ -33,6 +35,8 @@ export interface LinkQuery {
   readonly keyword?: string | undefined
   readonly url?: string | undefined
   readonly tag?: string | undefined
+  /** A group's links; the group must be one of the domain's that the caller sees. */
+  readonly groupId?: number | undefined
   readonly createdFrom?: number | undefined
   readonly createdTo?: number | undefined
   readonly newestFirst: boolean
@@ -54,6 +58,7 @@ export class Links extends Effect.Service<Links>()("Links", {
     const renderer = yield* QrRenderer
     const sql = yield* SqlClient.SqlClient
     const access = yield* DomainAccess
+    const groups = yield* Groups
 
     const visible = <A>(found: Option.Option<A>) =>
       Option.match(found, { onNone: () => Effect.fail(LinkNotFound.of()), onSome: Effect.succeed })
@@ -90,6 +95,7 @@ export class Links extends Effect.Service<Links>()("Links", {
       Effect.gen(function* () {
         const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: false })
         if (query.allUsers && !viewer.seesAll) return yield* Effect.fail(NotDomainAdmin.of())
+        if (query.groupId !== undefined) yield* groups.requireVisible(caller, domainId, query.groupId)
         const url = query.url === undefined ? undefined : parseHttpUrl(query.url, { assumeHttp: true })
         if (query.url !== undefined && url === undefined) return yield* Effect.fail(InvalidInput.of(10122))
         return yield* repo.search({
@@ -99,6 +105,7 @@ export class Links extends Effect.Service<Links>()("Links", {
           keyword: query.keyword,
           url,
           tag: query.tag,
+          groupId: query.groupId,
           createdFrom: query.createdFrom,
           createdTo: query.createdTo,
           newestFirst: query.newestFirst,
@@ -136,6 +143,7 @@ export class Links extends Effect.Service<Links>()("Links", {
             const alias = draft.alias ?? draft.generateAlias()
             const inserted = yield* repo.insert({ ...draft.link, alias, domainId, userId: caller.userId })
             if (Option.isSome(inserted)) return inserted.value
+            if (yield* repo.domainDeleted(domainId)) return yield* Effect.fail(DomainNotFound.of())
             if (draft.alias !== undefined) return yield* Effect.fail(AliasTaken.of())
           }
           return yield* Effect.fail(NoFreeAlias.of("could not find a free alias; try a longer rand_alias_length"))
@@ -193,5 +201,5 @@ export class Links extends Effect.Service<Links>()("Links", {
 
     return { validate, get, byAlias, qr, search, create, update } as const
   }),
-  dependencies: [LinkRepo.Default, UtmTemplateRepo.Default, QrRenderer.Default, UrlChecker.layer, DomainAccess.Default]
+  dependencies: [LinkRepo.Default, UtmTemplateRepo.Default, QrRenderer.Default, UrlChecker.layer, DomainAccess.Default, Groups.Default]
 }) {}

@@ -52,7 +52,8 @@ const UPDATE_PROBLEMS = [10111, 10112, 10113, 10114, 10116, 10130, 10131, 10132,
 
 export class LinkCreated extends Schema.Class<LinkCreated>("LinkCreated")({
   objects: Schema.Array(Link),
-  new_link: Schema.Boolean
+  /** 1 when the link was created, 0 when dupe_check returned an existing one (an integer, as the real API types it). */
+  new_link: Schema.Literal(1, 0)
 }) {}
 
 export class LinkList extends Schema.Class<LinkList>("LinkList")({

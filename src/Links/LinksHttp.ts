@@ -31,7 +31,7 @@ export const LinksHttpLive = HttpApiBuilder.group(Api, "links", (handlers) =>
       )
       .handle("create", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, (caller) => links.create(caller, path.domain_id, payload)).pipe(
-          Effect.map(({ link, created }) => ({ objects: [link], new_link: created }))
+          Effect.map(({ link, created }) => ({ objects: [link], new_link: created ? 1 : 0 }))
         )
       )
   })

@@ -72,7 +72,7 @@ export const ErrorCatalogue = {
   10405: entry(400, "domain update path not supported", "Modifying path %1$s not supported"),
   10406: entry(400, "domain update value invalid", "invalid value for %1$s"),
   10407: entry(400, "domain default invalid", "default must be a boolean"),
-  10408: entry(400, "domain page invalid", "page is invalid"),
+  10408: entry(400, "list page invalid (domains, users, groups)", "page is invalid"),
   10500: entry(400, "analytics from_unix invalid", "from_unix is invalid"),
   10501: entry(400, "analytics to_unix invalid", "to_unix is invalid"),
   10502: entry(400, "analytics range invalid", "the range must not exceed one year and to_unix must be after from_unix"),

@@ -124,7 +124,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       const version = (domainVersions.get(name) ?? 0) + 1
       domainVersions.set(name, version)
       const { rows } = await pool.query<DomainRow>(
-        "SELECT id, domain, status, homepage, url_404 FROM domains WHERE domain = $1",
+        "SELECT id, domain, status, homepage, url_404 FROM domains WHERE domain = $1 AND status <> 'deleted'",
         [name]
       )
       if (domainVersions.get(name) !== version) return
@@ -135,7 +135,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     }
 
     const loadAllDomains = async () => {
-      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404 FROM domains")
+      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404 FROM domains WHERE status <> 'deleted'")
       domains = new Map(rows.map((row) => [row.domain, toDomain(row)]))
     }
 

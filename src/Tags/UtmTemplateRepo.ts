@@ -13,7 +13,7 @@ export class UtmTemplateRepo extends Effect.Service<UtmTemplateRepo>()("UtmTempl
       Result: UtmTemplate,
       execute: ({ domainId, name, fields }) => sql`
         INSERT INTO utm_templates (account_id, domain_id, name, fields)
-        SELECT account_id, id, ${name}, ${fields}::jsonb FROM domains WHERE id = ${domainId}
+        SELECT account_id, id, ${name}, ${fields}::jsonb FROM domains WHERE id = ${domainId} AND status <> 'deleted'
         RETURNING id, name, fields`
     })
 

@@ -26,6 +26,8 @@ export interface Fixtures {
   readonly state: TestUser
   readonly domainS: number
   readonly linkS: number
+  /** A domain of account A per version, for D1 to delete (the others must stay). */
+  readonly doomed: Readonly<Record<Version, number>>
 }
 
 export class Fuzz extends Context.Tag("test/ApiFuzz")<Fuzz, Fixtures>() {}
@@ -46,6 +48,7 @@ export const fixtures = Layer.scoped(
     const linkB = yield* newLink(other, domainB, { url: landing, alias: "theirs" })
     const domainS = yield* newDomain(state)
     const linkS = yield* newLink(state, domainS, { url: landing, alias: "watched", notes: "unchanged" })
+    const doomed = { "": yield* newDomain(owner), "/api/v4": yield* newDomain(owner), "/api/v3": yield* newDomain(owner) }
     return {
       owner,
       member,
@@ -59,7 +62,8 @@ export const fixtures = Layer.scoped(
       landing,
       state,
       domainS,
-      linkS
+      linkS,
+      doomed
     } satisfies Fixtures
   })
 )
@@ -111,7 +115,8 @@ export const validParam = (name: string, f: Fixtures): string | undefined => {
 export const REQUIRED_QUERY: Readonly<Record<string, ReadonlyArray<string>>> = {
   "links.byAlias": ["alias"],
   "tags.listTags": ["domain_id"],
-  "tags.listUtmTemplates": ["domain_id"]
+  "tags.listUtmTemplates": ["domain_id"],
+  "groups.listGroups": ["domain_id"]
 }
 
 export const fillPath = (template: string, values: Readonly<Record<string, string>>) =>
@@ -136,7 +141,8 @@ export const baseline = (
     readonly chunked?: boolean
   } = {}
 ): FuzzRequest => {
-  const params = Object.fromEntries(endpoint.params.map((name) => [name, changes.params?.[name] ?? validParam(name, f) ?? "1"]))
+  const valid = (name: string) => (endpoint.id === "domains.remove" && name === "domain_id" ? String(f.doomed[version]) : validParam(name, f))
+  const params = Object.fromEntries(endpoint.params.map((name) => [name, changes.params?.[name] ?? valid(name) ?? "1"]))
   const required = (REQUIRED_QUERY[endpoint.id] ?? []).map((name) => `${name}=${validParam(name, f) ?? ""}`).join("&")
   const query = changes.query ?? required
   const path = `${fillPath(versioned(endpoint, version), params)}${query === "" ? "" : `?${query}`}`

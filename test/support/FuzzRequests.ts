@@ -98,7 +98,12 @@ export const STATUS_OVERRIDES: ReadonlyArray<{ readonly endpoint: string; readon
   // DECISIONS: an id of a domain outside the caller's account on T1, T2, E15 is 404 with their own code.
   { endpoint: "tags.listTags", code: 10301, status: 404 },
   { endpoint: "tags.createTag", code: 10301, status: 404 },
-  { endpoint: "tags.listUtmTemplates", code: 10201, status: 404 }
+  { endpoint: "tags.listUtmTemplates", code: 10201, status: 404 },
+  // G1's domain_id is a query parameter: missing or not an id is invalid input.
+  { endpoint: "groups.listGroups", code: 10101, status: 400 },
+  // A group_id that is not an id is invalid input; an unknown or invisible one is 404.
+  { endpoint: "linkSearch.search", code: 10160, status: 400 },
+  { endpoint: "analytics.clicked", code: 10160, status: 400 }
 ]
 
 export const statusOf = (endpoint: Endpoint | undefined, code: number): ReadonlyArray<number> => {

@@ -1,0 +1,26 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AccountUser } from "./AccountUser.ts"
+import { NotAccountAdmin } from "./AccountErrors.ts"
+import { Authentication } from "../Auth/Authentication.ts"
+import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { ListPage, Meta } from "../Platform/Pagination.ts"
+
+export class UserList extends Schema.Class<UserList>("UserList")({
+  objects: Schema.Array(AccountUser),
+  meta: Meta
+}) {}
+
+export class UsersApi extends HttpApiGroup.make("users")
+  .add(
+    HttpApiEndpoint.get("list", "/users")
+      .setUrlParams(Schema.Struct({ page: Schema.optional(ListPage) }))
+      .addSuccess(UserList)
+      .addError(answers(NotAccountAdmin))
+      .addError(answersInvalidInput(10408, 10153))
+      .annotate(
+        OpenApi.Description,
+        "U1: the users of the caller's account with their domains and their role on each (account admins only)"
+      )
+  )
+  .middleware(Authentication) {}

@@ -1,0 +1,128 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { Groups } from "../src/Groups/Groups.ts"
+import { analyticsScenario, FOUR_DAYS } from "./support/AnalyticsScenario.ts"
+import { answerValidator, operationOf, typeProblems } from "./support/AnswerShapes.ts"
+import { newUtmTemplate, uniqueDomainName } from "./support/Fixtures.ts"
+import { at, call, numberAt, PASSWORD, type Reply, stringAt } from "./support/Http.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+const window = `from_unix=${FOUR_DAYS.from_unix}&to_unix=${FOUR_DAYS.to_unix}`
+
+/** Operations with no JSON answer to check: the operational endpoints and the QR image. */
+const NOT_JSON = new Set(["/healthz", "/readyz", "/metrics", "/{domain_id}/links/{link_id}/qr"])
+
+/** Version 3 answers one link as `objects: {...}`, not in an array; its fields are checked as version 4's. */
+const asListed = (body: unknown) => {
+  const objects = at(body, "objects")
+  return typeof objects === "object" && objects !== null && !Array.isArray(objects) ? { ...(body as object), objects: [objects] } : body
+}
+
+interface Request {
+  readonly method: string
+  readonly path: string
+  readonly body?: unknown
+  readonly anonymous?: boolean
+}
+
+// Every answer a client of the real API reads, recorded from both versions, must be valid against
+// the OpenAPI document the service serves for that version (which is derived from the shapes the
+// code answers with), and must carry no null and no type where the real API's document types a field
+// otherwise. Every JSON operation of each document must be among them.
+describe("the type check of answers", () => {
+  it("reports a null, a boolean for an integer and an integer for a string, however deep; allows null where it may be", () => {
+    expect(typeProblems({ objects: [{ id: 1, delete_on: null, tags: [] }], new_link: true, meta: { previous_page: null } })).toEqual([
+      "$.objects[0].delete_on is null",
+      "$.new_link is boolean, the real API's document says integer"
+    ])
+    expect(typeProblems({ objects: [{ is_global: 1, users: [2], last_clicked: null }] })).toEqual([
+      "$.objects[0].is_global is integer, the real API's document says string"
+    ])
+  })
+})
+
+describe("every answer matches the served OpenAPI document and the real API's types", () => {
+  layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {
+    it.effect("version 4 and version 3, every operation", () =>
+      Effect.gen(function* () {
+        const s = yield* analyticsScenario()
+        const { admin, domainId, a } = s
+        const template = yield* newUtmTemplate(admin, domainId, [{ label: "Source", field_code: "utm_source", type: "text", required: true }])
+        const groups = yield* Groups
+        const group = yield* groups.create({ domainId, name: "Launch", global: true, users: [] }).pipe(Effect.orDie)
+        yield* groups.addLink(group.id, a).pipe(Effect.orDie)
+        const domainName = stringAt((yield* call("GET", `/api/v4/domains/${domainId}`, { token: admin.token })).body, "objects", 0, "domain")
+        const documents = {
+          v4: (yield* call("GET", "/api/v4/openapi.json")).body,
+          v3: (yield* call("GET", "/api/v3/openapi.json")).body
+        }
+        const validate = answerValidator(documents)
+
+        for (const [id, prefix] of [["v4", "/api/v4"], ["v3", "/api/v3"]] as const) {
+          const spare = yield* call("POST", `${prefix}/domains`, { token: admin.token, body: { domain: uniqueDomainName("shape") } })
+          const spareId = numberAt(spare.body, "objects", 0, "id")
+          const requests: ReadonlyArray<Request> = [
+            { method: "POST", path: "/validate_login", body: { email: admin.email, password: PASSWORD }, anonymous: true },
+            { method: "POST", path: "/access_token", body: { email: admin.email, password: PASSWORD }, anonymous: true },
+            { method: "GET", path: "/domains" },
+            { method: "GET", path: `/domains?domain_name=${domainName}` },
+            { method: "GET", path: `/domains/${domainId}` },
+            { method: "POST", path: "/domains", body: { domain: uniqueDomainName("shape"), homepage: "https://home.example/" } },
+            { method: "PATCH", path: `/domains/${spareId}`, body: { op: "replace", path: "url_404", value: "https://help.example/" } },
+            {
+              method: "POST",
+              path: `/${domainId}/links`,
+              body: {
+                url: "https://example.com/shaped",
+                notes: "every field set",
+                tags: [{ name: "promo", shared: true }],
+                utm_template_id: template,
+                utm_fields: { utm_source: "news" },
+                archive_on: Math.floor(Date.now() / 1000) + 86_400,
+                redirect_type: 307
+              }
+            },
+            { method: "POST", path: "/links/validate", body: { url: "https://example.com/a%20b" } },
+            { method: "GET", path: `/${domainId}/links?users=all` },
+            { method: "GET", path: `/${domainId}/links/${a}` },
+            { method: "PATCH", path: `/${domainId}/links/${a}`, body: [{ op: "replace", path: "/notes", value: `patched in ${id}` }] },
+            { method: "GET", path: `/${domainId}/links/exists?alias=alpha` },
+            { method: "GET", path: `/utm_templates?domain_id=${domainId}` },
+            { method: "GET", path: `/${domainId}/links/clicked?${window}` },
+            ...["daily", "country", "region", "city", "device", "referrer"].map((report) => ({ method: "GET", path: `/${domainId}/clicks/${report}?${window}&user_id=all` })),
+            { method: "GET", path: `/${domainId}/links/${a}/clicks` },
+            { method: "GET", path: `/${domainId}/links/${a}/clicks?${window}` },
+            { method: "GET", path: `/${domainId}/links/${a}/clicks/hourly?${window}` },
+            ...["daily", "country", "region", "city", "device", "referrer"].map((report) => ({ method: "GET", path: `/${domainId}/links/${a}/clicks/${report}?${window}` })),
+            { method: "GET", path: `/${domainId}/links/${a}/rawclicks` },
+            { method: "GET", path: "/error_codes" },
+            { method: "GET", path: `/tags?domain_id=${domainId}` },
+            { method: "POST", path: "/tags", body: { domain_id: domainId, name: `tag-${id}`, shared: false, notes: "" } },
+            { method: "GET", path: "/users" },
+            { method: "GET", path: `/groups?domain_id=${domainId}` },
+            { method: "DELETE", path: `/domains/${spareId}` }
+          ]
+          const covered = new Set<string>()
+          for (const request of requests) {
+            const reply: Reply = yield* call(request.method, `${prefix}${request.path}`, {
+              ...(request.anonymous === true ? {} : { token: admin.token }),
+              ...(request.body === undefined ? {} : { body: request.body })
+            })
+            const context = `${id} ${request.method} ${request.path}`
+            expect(reply.status, `${context}: ${reply.text}`).toBe(200)
+            expect(validate(id, request.method, `${prefix}${request.path.split("?")[0]}`, reply.status, reply.body), context).toEqual([])
+            expect(typeProblems(id === "v3" ? asListed(reply.body) : reply.body), context).toEqual([])
+            covered.add(`${request.method} ${operationOf(documents[id], request.method, `${prefix}${request.path.split("?")[0]}`)}`)
+          }
+          const paths = Object.entries(documents[id] as Record<string, Record<string, unknown>>)
+            .filter(([key]) => key === "paths")
+            .flatMap(([, value]) => Object.entries(value as Record<string, Record<string, unknown>>))
+          const operations = paths.flatMap(([path, item]) =>
+            NOT_JSON.has(path.replace(prefix, "")) ? [] : Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)
+          )
+          expect(operations.filter((operation) => !covered.has(operation)), `${id}: operations without a recorded answer`).toEqual([])
+        }
+      })
+    )
+  })
+})
