@@ -8,6 +8,7 @@ import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { clickSpill } from "./Clicks/ClickSpill.ts"
 import { clicksReplayed, clicksSpilled, clicksWritten } from "./Platform/Metrics.ts"
 import { runMarker } from "./Operations/RunMarker.ts"
+import { privateDataDir } from "./Platform/DataDir.ts"
 import { Shutdown, ShutdownState } from "./Platform/Shutdown.ts"
 import { DatabaseLive } from "./Sql/Database.ts"
 
@@ -57,6 +58,7 @@ const settingsOf = (config: AppConfigShape) => ({
   redis: Option.isSome(config.redisUrl) ? "shared rate limits" : "unset (rate limits per instance)",
   trust_proxy: `${config.trustProxy.size} address(es) or range(s)`,
   rate_limit_per_second: config.rateLimitPerSecond,
+  rate_limit_per_token_per_second: config.rateLimitPerTokenPerSecond,
   smtp: Option.isSome(config.smtpUrl) ? "set" : "unset (e-mails to the log)",
   token_secret: Option.isSome(config.tokenSecret) ? "from TOKEN_SECRET" : `from ${join(resolve(config.dataDir), "token-secret")}`,
   log_level: config.logLevel.label,
@@ -104,6 +106,7 @@ const serve = (startedAt: number) =>
 const run = Effect.gen(function* () {
   const startedAt = Date.now()
   const config = yield* AppConfig
+  yield* privateDataDir(config.dataDir)
   const marker = runMarker(config.dataDir)
   for (const earlier of yield* Effect.promise(marker.claim)) {
     yield* Effect.logWarning(
@@ -151,6 +154,12 @@ const main = run.pipe(
   Effect.catchTag("ConfigError", (error) =>
     Effect.sync(() => {
       process.stderr.write(`configuration error: ${problems(error).join("; ")}\n`)
+      return EXIT_CONFIGURATION
+    })
+  ),
+  Effect.catchTag("DataDirRefused", (error) =>
+    Effect.sync(() => {
+      process.stderr.write(`configuration error: ${error.message}\n`)
       return EXIT_CONFIGURATION
     })
   ),

@@ -1,8 +1,26 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import { DataDirRefused, privateDataDir } from "../src/Platform/DataDir.ts"
 import { embeddedClient } from "../src/Sql/Database.ts"
+
+/** Every path under `dir` (itself included) whose mode lets its group or others in, with that mode. */
+const openToOthers = (dir: string): ReadonlyArray<string> => {
+  const here = (statSync(dir).mode & 0o077) === 0 ? [] : [`${dir} ${(statSync(dir).mode & 0o777).toString(8)}`]
+  return [
+    ...here,
+    ...readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) return openToOthers(path)
+      const mode = statSync(path).mode & 0o777
+      return (mode & 0o077) === 0 ? [] : [`${path} ${mode.toString(8)}`]
+    })
+  ]
+}
 
 describe("the embedded database", () => {
   it.scopedLive(
@@ -25,5 +43,41 @@ describe("the embedded database", () => {
         )
       }),
     60_000
+  )
+
+  it.scopedLive(
+    "keeps DATA_DIR private: the folder 0700, every file and folder in it to this user only",
+    () =>
+      Effect.gen(function* () {
+        const dataDir = join(mkdtempSync(join(tmpdir(), "links-private-")), "data")
+        const context = yield* Layer.build(embeddedClient(dataDir))
+        const sql = Context.get(context, SqlClient.SqlClient)
+        yield* sql`CREATE TABLE private_check (n int)`
+        yield* sql`INSERT INTO private_check SELECT generate_series(1, 20000)`
+        // PGlite alone leaves about 970 of its files writable by anyone.
+        expect(readdirSync(join(dataDir, "pg")).length).toBeGreaterThan(5)
+        expect(openToOthers(dataDir)).toEqual([])
+      }),
+    60_000
+  )
+
+  it.effect("tightens a DATA_DIR open to others, with everything in it; refuses one that is no folder", () =>
+    Effect.gen(function* () {
+      const dataDir = mkdtempSync(join(tmpdir(), "links-loose-"))
+      mkdirSync(join(dataDir, "clicks"))
+      writeFileSync(join(dataDir, "token-secret"), "secret")
+      writeFileSync(join(dataDir, "clicks", "spill.ndjson"), "{}")
+      for (const path of [dataDir, join(dataDir, "clicks")]) chmodSync(path, 0o777)
+      for (const path of [join(dataDir, "token-secret"), join(dataDir, "clicks", "spill.ndjson")]) chmodSync(path, 0o666)
+      expect(openToOthers(dataDir)).toHaveLength(4)
+      yield* privateDataDir(dataDir)
+      expect(openToOthers(dataDir)).toEqual([])
+      expect(statSync(join(dataDir, "token-secret")).mode & 0o777).toBe(0o600)
+
+      const notAFolder = join(dataDir, "token-secret")
+      const refused = yield* Effect.flip(privateDataDir(notAFolder))
+      expect(refused).toBeInstanceOf(DataDirRefused)
+      expect(refused.message).toContain(`DATA_DIR ${notAFolder} cannot be kept private`)
+    })
   )
 })

@@ -2,6 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { serverClient } from "../src/Sql/Database.ts"
 import { loadMigrations, migrate } from "../src/Sql/Migrator.ts"
 import { at, call, numberAt, stringAt } from "./support/Http.ts"
@@ -108,6 +110,19 @@ describe("the service process", () => {
           expect(output).not.toContain("Listening")
           for (const [name, value] of Object.entries(env)) expect(output, `${name}=${value}`).toContain(`${name}: `)
         })
+      }),
+    60_000
+  )
+
+  it.live(
+    "a DATA_DIR that cannot be kept private (a file) stops the process with exit code 2 and says why",
+    () =>
+      Effect.gen(function* () {
+        const file = join(tempDir(), "not-a-folder")
+        writeFileSync(file, "")
+        const result = yield* runToExit({ DATA_DIR: file })
+        expect(result.code, result.stderr).toBe(2)
+        expect(result.stderr).toContain(`configuration error: DATA_DIR ${file} cannot be kept private`)
       }),
     60_000
   )

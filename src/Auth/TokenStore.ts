@@ -31,7 +31,7 @@ export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
     if (Option.isSome(config.tokenSecret)) return { key: Buffer.from(Redacted.value(config.tokenSecret.value), "utf8") }
     const file = resolve(config.dataDir, "token-secret")
     if (!existsSync(file)) {
-      mkdirSync(config.dataDir, { recursive: true })
+      mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
       writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 })
       chmodSync(file, 0o600)
       yield* Effect.logInfo(`generated a token secret in ${file}; set TOKEN_SECRET to share one between instances`)

@@ -27,7 +27,7 @@ export const clickSpill = (dir: string) => {
   /** Appends the rows and flushes them to disk before returning. */
   const append = async (rows: ReadonlyArray<ClickRow>) => {
     if (rows.length === 0) return
-    await mkdir(dir, { recursive: true })
+    await mkdir(dir, { recursive: true, mode: 0o700 })
     const handle = await open(own, "a", 0o600)
     try {
       await handle.write(rows.map((row) => `${JSON.stringify(row)}\n`).join(""))

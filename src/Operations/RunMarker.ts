@@ -19,7 +19,7 @@ export const runMarker = (dataDir: string) => {
 
   /** Writes this run's marker and returns (removing their markers) the earlier runs that did not stop cleanly. */
   const claim = async (): Promise<ReadonlyArray<EarlierRun>> => {
-    await mkdir(dataDir, { recursive: true })
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
     const unclean: Array<EarlierRun> = []
     for (const name of await readdir(dataDir)) {
       const match = FILE.exec(name)

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { embeddedThread } from "./EmbeddedThread.ts"
+import { privateDataDir } from "../Platform/DataDir.ts"
 
 const INT8_OID = 20
 
@@ -111,7 +112,7 @@ const lockHolder = (file: string) => {
 /** Takes `file` for this process (linked in whole, so no reader sees it half-written), or answers its live holder. */
 const takeLock = (file: string): number | undefined => {
   const draft = `${file}.${process.pid}`
-  writeFileSync(draft, `${process.pid}\n`)
+  writeFileSync(draft, `${process.pid}\n`, { mode: 0o600 })
   try {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -164,7 +165,8 @@ export const embeddedClient = (dataDir: string) =>
       const inMemory = dataDir === "memory://"
       const dbPath = inMemory ? dataDir : resolve(dataDir, "pg")
       if (!inMemory) {
-        mkdirSync(dbPath, { recursive: true })
+        yield* privateDataDir(dataDir).pipe(Effect.mapError((refused) => new SqlError({ cause: refused, message: refused.message })))
+        mkdirSync(dbPath, { recursive: true, mode: 0o700 })
         yield* lockEmbedded(dataDir)
       }
       const socketDir = yield* Effect.acquireRelease(

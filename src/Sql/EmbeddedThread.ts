@@ -10,6 +10,19 @@ import { Worker } from "node:worker_threads"
  */
 const threadSource = `
 const { parentPort, workerData } = require("node:worker_threads")
+// PGlite sets 0666 on the files it writes and 0777 on its folders: mask them to this user alone.
+// This thread's node:fs is its own, so nothing outside it is touched.
+const fs = require("node:fs")
+const mask = (mode) => (typeof mode === "number" ? mode & ~0o077 : mode)
+for (const name of ["chmodSync", "fchmodSync"]) {
+  const original = fs[name]
+  fs[name] = (target, mode) => original(target, mask(mode))
+}
+const openSync = fs.openSync
+fs.openSync = (path, flags, mode) => openSync(path, flags, mode === undefined ? 0o600 : mask(mode))
+const mkdirSync = fs.mkdirSync
+fs.mkdirSync = (path, options) =>
+  mkdirSync(path, typeof options === "object" && options !== null ? { ...options, mode: mask(options.mode ?? 0o700) } : mask(options ?? 0o700))
 const { PGlite } = require(workerData.pglite)
 const { PGLiteSocketServer } = require(workerData.socketServer)
 let db
