@@ -373,6 +373,42 @@ describe("analytics rules: windows, parameters, plans, privileges, pages", () =>
       })
     )
 
+    it.effect("extreme windows on every windowed report of both versions: 200 or 400 10502, never a 500", () =>
+      Effect.gen(function* () {
+        const s = yield* analyticsScenario()
+        const lastSecond = 253_402_300_799
+        const lastDay = lastSecond + 1 - DAY
+        const kinds = ["daily", "country", "region", "city", "device", "referrer"]
+        const paths = [
+          `/${s.domainId}/links/clicked`,
+          ...kinds.map((kind) => `/${s.domainId}/clicks/${kind}`),
+          `/${s.domainId}/links/${s.a}/clicks`,
+          `/${s.domainId}/links/${s.a}/clicks/hourly`,
+          ...kinds.map((kind) => `/${s.domainId}/links/${s.a}/clicks/${kind}`)
+        ]
+        const windows: ReadonlyArray<[Record<string, number>, number]> = [
+          [{ from_unix: lastDay }, 400],
+          [{ from_unix: lastSecond }, 400],
+          [{ from_unix: lastSecond + 2 - 365 * DAY }, 400],
+          [{ from_unix: lastSecond + 1 - 365 * DAY }, 200],
+          [{ from_unix: lastDay, to_unix: lastSecond }, 200],
+          [{ from_unix: lastSecond, to_unix: lastSecond }, 200],
+          [{ from_unix: 0 }, 200],
+          [{ from_unix: 0, to_unix: 0 }, 200]
+        ]
+        for (const version of ["v4", "v3"]) {
+          for (const path of paths) {
+            for (const [window, status] of windows) {
+              const search = new URLSearchParams(Object.entries(window).map(([key, value]): [string, string] => [key, String(value)]))
+              const reply = yield* call("GET", `/api/${version}${path}?${search}`, { token: s.admin.token })
+              expect({ version, path, window, status: reply.status }).toEqual({ version, path, window, status })
+              if (status === 400) expect(codes(reply)).toEqual([10502])
+            }
+          }
+        }
+      })
+    )
+
     it.effect("the default window is the start of the UTC day a week ago to the end of today: 8 rows", () =>
       Effect.gen(function* () {
         const s = yield* analyticsScenario()

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
-import { type AnalyticsWindow, type Edge, isoDate, monthsOf, planWindow } from "./AnalyticsWindow.ts"
+import { type AnalyticsWindow, DAY, type Edge, monthsOf, planWindow } from "./AnalyticsWindow.ts"
 import { inGroup, keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
 import { clickKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
 
@@ -73,9 +73,13 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         ...(filter.keyword === undefined || filter.keyword === "" ? [] : [keywordMatch(sql, filter.keyword)])
       ])
 
+    // A day number rather than an ISO date: a window may end at 10000-01-01, which JavaScript
+    // writes as "+010000-01-01" and PostgreSQL cannot read.
+    const dateOf = (seconds: number) => sql`(DATE '1970-01-01' + ${Math.floor(seconds / DAY)}::int4)`
+
     /** `r.<column>` in the UTC dates `[from, to)` (Unix seconds at midnight). */
     const dateRange = (column: "day" | "month", from: number, to: number) =>
-      sql`(${sql.unsafe(`r.${column}`)} >= ${isoDate(from)}::date AND ${sql.unsafe(`r.${column}`)} < ${isoDate(to)}::date)`
+      sql`(${sql.unsafe(`r.${column}`)} >= ${dateOf(from)} AND ${sql.unsafe(`r.${column}`)} < ${dateOf(to)})`
 
     /**
      * One select per edge of the plan over the non-bot clicks `c` in its range, each given the

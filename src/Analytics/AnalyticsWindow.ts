@@ -1,7 +1,10 @@
 import { Either } from "effect"
 import { WindowEndWithoutStart, WindowInvalid } from "./AnalyticsErrors.ts"
 
-const DAY = 86_400
+export const DAY = 86_400
+
+/** 10000-01-01T00:00:00Z: every window ends by then, as every date the API takes does. */
+const END_OF_TIME = 253_402_300_800
 
 /** A time range in Unix seconds, `to` exclusive. */
 export interface TimeRange {
@@ -25,8 +28,8 @@ const oneYearAfter = (seconds: number) => {
 
 /**
  * The window of a request: neither bound gives the start of the UTC day a week ago to the end of
- * today; `from` alone one year after it. `to` alone, `to` before `from` or more than a year after it
- * are refused.
+ * today; `from` alone one year after it. `to` alone, `to` before `from` or more than a year after it,
+ * and a lone `from` whose year passes the end of 9999 are refused.
  */
 export const analyticsWindow = (
   now: number,
@@ -38,7 +41,10 @@ export const analyticsWindow = (
     return Either.right({ from: today - 7 * DAY, to: today + DAY, now })
   }
   if (from === undefined) return Either.left(WindowEndWithoutStart.of())
-  if (to === undefined) return Either.right({ from, to: oneYearAfter(from), now })
+  if (to === undefined) {
+    const end = oneYearAfter(from)
+    return end > END_OF_TIME ? Either.left(WindowInvalid.of()) : Either.right({ from, to: end, now })
+  }
   if (to < from || to > oneYearAfter(from)) return Either.left(WindowInvalid.of())
   return Either.right({ from, to, now })
 }
