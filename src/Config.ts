@@ -76,6 +76,7 @@ export const appConfig = Config.all({
   redisUrl: optionalSecret("REDIS_URL"),
   trustProxy,
   rateLimitPerSecond: integerIn("RATE_LIMIT_PER_SECOND", 5, 1, 1_000_000_000, "must be a positive integer"),
+  rateLimitPerTokenPerSecond: integerIn("RATE_LIMIT_PER_TOKEN_PER_SECOND", 10, 1, 1_000_000_000, "must be a positive integer"),
   urlCheckAllowPrivate: boolean("URL_CHECK_ALLOW_PRIVATE"),
   smtpUrl: optionalSecret("SMTP_URL"),
   mailFrom: Config.string("MAIL_FROM").pipe(Config.withDefault("links@localhost")),

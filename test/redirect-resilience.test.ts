@@ -223,6 +223,7 @@ describe("two instances on one database", () => {
           ADMIN_EMAIL: "two@example.org",
           ADMIN_PASSWORD: "a long operator password 42",
           RATE_LIMIT_PER_SECOND: "100000",
+          RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
           LOG_LEVEL: "warning"
         }
         const a = yield* spawnService({ ...env, DATA_DIR: tempDir() })

@@ -93,6 +93,7 @@ export const rollingRestart = async (cleanup: Cleanup, databaseEnv: Record<strin
     SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS),
     TRUST_PROXY: "127.0.0.1",
     RATE_LIMIT_PER_SECOND: "1000000",
+    RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
     LOG_LEVEL: "warning",
     ADMIN_EMAIL,
     ADMIN_PASSWORD,

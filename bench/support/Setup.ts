@@ -39,6 +39,7 @@ export const startAdminService = async (cleanup: Cleanup, databaseEnv: Record<st
     env: {
       ...databaseEnv,
       RATE_LIMIT_PER_SECOND: "1000000",
+      RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
       LOG_LEVEL: "warning",
       ADMIN_EMAIL,
       ADMIN_PASSWORD,

@@ -7,6 +7,7 @@ import { AppConfig } from "../Config.ts"
 import { ApiError, ErrorItem } from "./ApiError.ts"
 import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
+import { clientNetwork } from "./ClientIp.ts"
 import { recordHttpRequest } from "./Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
@@ -25,6 +26,9 @@ const render = (error: ApiError) =>
       headers: error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }
     }
   )
+
+/** The token as the framework's bearer security hands it to Authentication: the header after `Bearer `. */
+const presentedBearer = (request: HttpServerRequest.HttpServerRequest) => request.headers["authorization"]?.slice("Bearer ".length)
 
 const sqlState = (error: SqlError): string =>
   typeof error.cause === "object" && error.cause !== null && "code" in error.cause ? String(error.cause.code) : ""
@@ -77,7 +81,8 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
   })
 
 /**
- * The edge of the API, around routing: the per-IP rate limit, then body size (413 from Content-Length
+ * The edge of the API, around routing: the rate limits (per client network and per token, with their
+ * RateLimit header fields on every answer), then body size (413 from Content-Length
  * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
  * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`,
  * and the access log line (only built when LOG_LEVEL lets info through).
@@ -93,16 +98,14 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         const request = yield* HttpServerRequest.HttpServerRequest
         const started = performance.now()
         const path = new URL(request.url, "http://x").pathname
+        const limit = OPERATIONAL_PATHS.has(path)
+          ? undefined
+          : yield* limiter.consume(
+            clientNetwork(config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])),
+            presentedBearer(request)
+          )
         const run = Effect.gen(function* () {
-          if (!OPERATIONAL_PATHS.has(path)) {
-            const ip = config.trustProxy.clientIp(
-              Option.getOrUndefined(request.remoteAddress),
-              request.headers["x-forwarded-for"]
-            )
-            if (!(yield* limiter.consume(ip))) {
-              return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
-            }
-          }
+          if (limit !== undefined && !limit.allowed) return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
           const limited = yield* limitBody(request)
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           return yield* HttpIncomingMessage.withMaxBodySize(
@@ -110,11 +113,12 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             Option.some(MAX_BODY_BYTES)
           )
         })
-        const response = yield* run.pipe(
+        const answered = yield* run.pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
           )
         )
+        const response = limit === undefined ? answered : HttpServerResponse.setHeaders(answered, limit.headers)
         const route = isV3Path(path)
           ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
           : labelOf(request.method, path)

@@ -32,6 +32,20 @@ export const normaliseIp = (raw: string): string => {
   return [high >> 8, high & 255, low >> 8, low & 255].join(".")
 }
 
+/**
+ * What one client's rate budget is kept for: an IPv4 address, or the /64 network of an IPv6 address
+ * (one subscriber's usual allocation), in one spelling (`2001:db8:1:2::/64`).
+ */
+export const clientNetwork = (raw: string): string => {
+  const ip = normaliseIp(raw)
+  if (isIP(ip) !== 6) return ip
+  const [head = "", tail] = ip.split("::")
+  const left = head === "" ? [] : head.split(":")
+  const right = tail === undefined || tail === "" ? [] : tail.split(":")
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right]
+  return `${canonicalV6(`${groups.slice(0, 4).join(":")}::`)}/64`
+}
+
 /** An `X-Forwarded-For` entry: an address, optionally with a port (`1.2.3.4:80`, `[::1]:80`). */
 const hopAddress = (raw: string): string => {
   const entry = raw.trim()

@@ -1,27 +1,46 @@
 import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import { Redis } from "ioredis"
+import { createHash } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 
-/** A fixed one-second window of at most `limit` calls per key (RATE_LIMIT_PER_SECOND per client network). */
+/** Calls per second: per client network (RATE_LIMIT_PER_SECOND), per access token (RATE_LIMIT_PER_TOKEN_PER_SECOND). */
+export interface Quotas {
+  readonly perNetwork: number
+  readonly perToken: number
+}
+
+/** Whether a call is within every budget it spends, and the RateLimit header fields to answer it with. */
+export interface Verdict {
+  readonly allowed: boolean
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** Counts one more call of each key in the one-second window of `now`, and answers the counts in order. */
+type Counter = (keys: ReadonlyArray<string>, now: number) => Effect.Effect<ReadonlyArray<number>>
+
+/** Fixed one-second windows, one budget per client network and one per presented access token. */
 export class RateLimiter extends Context.Tag("RateLimiter")<
   RateLimiter,
   {
-    /** Counts one call of `key` and tells whether it is within the limit. */
-    readonly consume: (key: string) => Effect.Effect<boolean>
+    /**
+     * Counts one call from `network` (`clientNetwork` of the client IP) and, when a bearer token is
+     * presented, one against that token's budget, whether or not the token is valid.
+     */
+    readonly consume: (network: string, bearer: string | undefined) => Effect.Effect<Verdict>
   }
 >() {
   /** In-process counting: one instance's view. */
-  static readonly layerMemory = (limit: number) =>
+  static readonly layerMemory = (quotas: Quotas) =>
     Layer.sync(RateLimiter, () => {
-      const window = memoryWindow(limit)
-      return { consume: (key) => Effect.map(Clock.currentTimeMillis, (now) => window(key, now)) }
+      const window = memoryWindow()
+      return limiter(quotas, (keys, now) => Effect.succeed(keys.map((key) => window(key, now))))
     })
 
   /**
    * Counting in Redis, shared by every instance. When Redis does not answer within 250 ms the
    * in-process window decides, so an outage of Redis never stops the API.
    */
-  static readonly layerRedis = (url: Redacted.Redacted<string>, limit: number) =>
+  static readonly layerRedis = (url: Redacted.Redacted<string>, quotas: Quotas) =>
     Layer.scoped(
       RateLimiter,
       Effect.gen(function* () {
@@ -46,47 +65,71 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
         )
         let lastWarning = 0
         redis.on("error", () => undefined)
-        const fallback = memoryWindow(limit)
-        return {
-          consume: (key) =>
-            Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              const second = Math.floor(now / 1000)
-              const redisKey = `links:rl:${second}:${key}`
-              const count = yield* Effect.tryPromise(() =>
-                redis
-                  .multi()
-                  .incr(redisKey)
-                  .expire(redisKey, 2)
-                  .exec()
-                  .then((replies) => Number(replies?.[0]?.[1]))
-              ).pipe(Effect.timeout(250), Effect.option)
-              if (Option.isSome(count) && Number.isFinite(count.value)) return count.value <= limit
-              if (now - lastWarning > 10_000) {
-                lastWarning = now
-                yield* Effect.logWarning("Redis rate limiter unavailable; counting in process")
-              }
-              return fallback(key, now)
-            })
-        }
+        const fallback = memoryWindow()
+        return limiter(quotas, (keys, now) =>
+          Effect.gen(function* () {
+            const second = Math.floor(now / 1000)
+            const redisKeys = keys.map((key) => `links:rl:${second}:${key}`)
+            const counts = yield* Effect.tryPromise(() => {
+              const multi = redis.multi()
+              for (const key of redisKeys) multi.incr(key).expire(key, 2)
+              return multi.exec().then((replies) => redisKeys.map((_, i) => Number(replies?.[2 * i]?.[1])))
+            }).pipe(Effect.timeout(250), Effect.option)
+            if (Option.isSome(counts) && counts.value.every(Number.isFinite)) return counts.value
+            if (now - lastWarning > 10_000) {
+              lastWarning = now
+              yield* Effect.logWarning("Redis rate limiter unavailable; counting in process")
+            }
+            return keys.map((key) => fallback(key, now))
+          })
+        )
       })
     )
 
   static readonly layer = Layer.unwrapEffect(
-    Effect.map(AppConfig, (config) =>
-      Option.match(config.redisUrl, {
-        onNone: () => RateLimiter.layerMemory(config.rateLimitPerSecond),
-        onSome: (url) => RateLimiter.layerRedis(url, config.rateLimitPerSecond)
+    Effect.map(AppConfig, (config) => {
+      const quotas = { perNetwork: config.rateLimitPerSecond, perToken: config.rateLimitPerTokenPerSecond }
+      return Option.match(config.redisUrl, {
+        onNone: () => RateLimiter.layerMemory(quotas),
+        onSome: (url) => RateLimiter.layerRedis(url, quotas)
       })
-    )
+    })
   )
 }
 
+/**
+ * A token's budget is kept under a hash of it, never the token. Unkeyed, so that instances with
+ * different TOKEN_SECRETs share it, and prefixed, so that it is not the lookup hash the database holds.
+ */
+const tokenKey = (bearer: string) => createHash("sha256").update("links rate limit\0").update(bearer).digest("base64url")
+
+const limiter = (quotas: Quotas, count: Counter): Context.Tag.Service<RateLimiter> => ({
+  consume: (network, bearer) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const budgets = [{ policy: "net", key: `net:${network}`, quota: quotas.perNetwork }]
+      if (bearer !== undefined && bearer !== "") {
+        budgets.push({ policy: "token", key: `token:${tokenKey(bearer)}`, quota: quotas.perToken })
+      }
+      const counts = yield* count(budgets.map((budget) => budget.key), now)
+      const standings = budgets.map((budget, i) => ({ ...budget, left: budget.quota - (counts[i] ?? 0) }))
+      const closest = standings.reduce((a, b) => (b.left < a.left ? b : a))
+      const reset = Math.ceil((1000 - (now % 1000)) / 1000)
+      return {
+        allowed: standings.every((standing) => standing.left >= 0),
+        headers: {
+          "ratelimit-policy": standings.map(({ policy, quota }) => `"${policy}";q=${quota};w=1`).join(", "),
+          ratelimit: `"${closest.policy}";r=${Math.max(0, closest.left)};t=${reset}`
+        }
+      }
+    })
+})
+
 /** Counts per key for the current second; the previous second's map is dropped whole. */
-const memoryWindow = (limit: number) => {
+const memoryWindow = () => {
   let second = -1
   let counts = new Map<string, number>()
-  return (key: string, now: number): boolean => {
+  return (key: string, now: number): number => {
     const current = Math.floor(now / 1000)
     if (current !== second) {
       second = current
@@ -94,6 +137,6 @@ const memoryWindow = (limit: number) => {
     }
     const count = (counts.get(key) ?? 0) + 1
     counts.set(key, count)
-    return count <= limit
+    return count
   }
 }

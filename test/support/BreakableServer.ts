@@ -99,6 +99,7 @@ export const BreakableServer = (env: Record<string, string> = {}) => {
       AppConfig.layerFromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-ops-data-")),
         RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
         TOKEN_SECRET: "test token secret",
         ...env
       })

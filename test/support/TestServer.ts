@@ -30,6 +30,7 @@ export const TestServer = (env: Record<string, string> = {}) =>
       AppConfig.layerFromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")),
         RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
         TOKEN_SECRET: "test token secret",
         ...env
       })
