@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { call, newUser, numberAt } from "./support/Http.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
+import { rawExchange, rawStatus } from "./support/RawClient.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { TestServer } from "./support/TestServer.ts"
 
@@ -120,6 +121,28 @@ describe("redirects", () => {
         expect(JSON.parse(other.text)).toMatchObject({ errors: [{ code: 10151 }] })
         const post = yield* visit(domain.name, "/here", { method: "POST" })
         expect([post.status, post.headers.allow]).toEqual([405, "GET, HEAD"])
+      })
+    )
+
+    it.effect("two Host fields are 400 on redirect and API paths; an absolute-form target wins over Host", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { url: "https://example.com/abs", alias: "abs" })
+        const send = (target: string, ...headers: ReadonlyArray<string>) =>
+          rawExchange(`GET ${target} HTTP/1.1\r\n${headers.map((header) => `${header}\r\n`).join("")}Connection: close\r\n\r\n`)
+        for (const path of ["/abs", "/api/v4/error_codes", "/healthz"]) {
+          expect(rawStatus(yield* send(path, `Host: ${domain.name}`, `Host: ${domain.name}`))).toBe(400)
+          expect(rawStatus(yield* send(path, "Host: unregistered.example", `host: ${domain.name}`))).toBe(400)
+        }
+        const absolute = yield* send(`http://${domain.name}/abs?x=1`, "Host: unregistered.example")
+        expect(rawStatus(absolute)).toBe(301)
+        expect(absolute).toContain("location: https://example.com/abs?x=1")
+        const toApi = yield* send("http://unregistered.example/abs", `Host: ${domain.name}`)
+        expect(rawStatus(toApi)).toBe(404)
+        expect(toApi).toContain('"code":10151')
+        expect(rawStatus(yield* send(`http://${domain.name}/healthz`, "Host: unregistered.example"))).toBe(200)
+        expect(rawStatus(yield* send(`ftp://${domain.name}/abs`, "Host: unregistered.example"))).toBe(400)
       })
     )
 

@@ -44,6 +44,40 @@ const answerUnavailable = (response: ServerResponse, headers: Record<string, str
   response.end(unavailable)
 }
 
+const SLASH = 47
+
+/**
+ * Holds a request to RFC 9112's rules on its target host, or answers false to refuse it: one `Host`
+ * field only (two may name different hosts to a proxy and to us); an absolute-form target
+ * (`GET http://sho.rt/a`) names the host itself, whatever `Host` says, so it is rewritten here to
+ * origin-form and its authority becomes `Host` for the redirect handler and the API alike. Costs a
+ * scan of the header names and no allocation for an origin-form target.
+ */
+const holdsTarget = (request: IncomingMessage): boolean => {
+  const raw = request.rawHeaders
+  let hosts = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    if (name.length === 4 && (name === "Host" || name === "host" || name.toLowerCase() === "host")) hosts++
+  }
+  if (hosts > 1) return false
+  const target = request.url ?? "/"
+  if (target.charCodeAt(0) === SLASH || target === "*") return true
+  if (!URL.canParse(target)) return false
+  const url = new URL(target)
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.host === "" || url.username !== "" || url.password !== "") {
+    return false
+  }
+  request.url = `${url.pathname}${url.search}`
+  request.headers.host = url.host
+  return true
+}
+
+const answerBadRequest = (response: ServerResponse) => {
+  response.writeHead(400, { "content-type": "text/plain; charset=utf-8", connection: "close" })
+  response.end("Bad Request\n")
+}
+
 /**
  * Offered every request before the API: returns false to leave it to the API, or true once it has
  * taken it, in which case it answers it or hands it on later with `toApi`.
@@ -152,6 +186,10 @@ class DrainingServer extends Server {
       this.awaitingApi.delete(response)
     })
     if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
+    if (!holdsTarget(request)) {
+      answerBadRequest(response)
+      return true
+    }
     if (this.preHandler === undefined || !this.preHandler(request, response, this.toApi)) this.toApi(request, response)
     return true
   }

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { type IncomingHttpHeaders, request as httpRequest } from "node:http"
+import { connect } from "node:net"
 import { BaseUrl } from "./TestServer.ts"
 
 export type RawOutcome =
@@ -75,3 +76,35 @@ export const rawJson = (outcome: RawOutcome): unknown => {
     return undefined
   }
 }
+
+/**
+ * Bytes written as they are on a connection of their own (two Host fields, an absolute-form target:
+ * what no HTTP client sends): everything the server sent until it closed the connection, or the
+ * timeout. Send `Connection: close` to get the answer at once.
+ */
+export const rawExchange = (text: string, timeoutMs = 5_000) =>
+  Effect.flatMap(BaseUrl, (base) =>
+    Effect.async<string>((resume) => {
+      const { hostname, port } = new URL(base)
+      const socket = connect(Number(port), hostname)
+      let received = ""
+      let settled = false
+      const done = () => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        socket.destroy()
+        resume(Effect.succeed(received))
+      }
+      const timer = setTimeout(done, timeoutMs)
+      socket.setEncoding("utf8")
+      socket.on("data", (chunk: string) => (received += chunk))
+      socket.once("close", done)
+      socket.once("error", done)
+      socket.write(text)
+      return Effect.sync(() => socket.destroy())
+    })
+  )
+
+/** The status code of a raw answer, NaN when there is none. */
+export const rawStatus = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? NaN)
