@@ -261,12 +261,14 @@ describe("clicked links (E16) and link reports (E23-E30, R1)", () => {
       })
     )
 
-    it.effect("E24: 24 rows, clicks per UTC hour of the day summed over the window's days", () =>
+    it.effect("E24: 24 rows, clicks and QR scans per UTC hour of the day summed over the window's days", () =>
       Effect.gen(function* () {
         const s = yield* analyticsScenario()
         const hourly = yield* report(s.admin, `/${s.domainId}/links/${s.a}/clicks/hourly`, FOUR_DAYS)
         const counts = new Map([[1, 1], [2, 1], [5, 1], [23, 1]])
-        expect(objects(hourly)).toEqual(Array.from({ length: 24 }, (_, hour) => ({ hour, count: counts.get(hour) ?? 0 })))
+        expect(objects(hourly)).toEqual(
+          Array.from({ length: 24 }, (_, hour) => ({ hour, count: counts.get(hour) ?? 0, scan_count: hour === 5 ? 1 : 0 }))
+        )
         const b = yield* report(s.admin, `/${s.domainId}/links/${s.b}/clicks/hourly`, { from_unix: D0 + DAY + 2 * HOUR, to_unix: D0 + 3 * DAY })
         expect((objects(b) as ReadonlyArray<{ count: number }>).map((row) => row.count)).toEqual(
           Array.from({ length: 24 }, (_, hour) => (hour === 12 ? 1 : 0))

@@ -100,6 +100,8 @@ const expectedLink = (link: ModelLink, real: Real) => {
     alias: link.alias,
     short_link: `http://${domain.name}/${link.alias}`,
     redirect_url: link.url,
+    redirect_url_domain: new URL(link.url).hostname,
+    redirect_url_path: new URL(link.url).pathname,
     user_id: real.users[link.owner].userId,
     domain_id: domain.id,
     click_count: link.clicks,

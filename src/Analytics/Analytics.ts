@@ -241,8 +241,12 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
       Effect.gen(function* () {
         yield* linkViewerOf(caller, domainId, linkId)
         const window = yield* windowOf(bounds)
-        const counted = new Map((yield* repo.byHour(oneLink(domainId, linkId), window)).map((row) => [Number(row.hour), row.count]))
-        const hours = Array.from({ length: 24 }, (_, hour): HourRow => ({ hour, count: counted.get(hour) ?? 0 }))
+        const counted = new Map((yield* repo.byHour(oneLink(domainId, linkId), window)).map((row) => [Number(row.hour), row]))
+        const hours = Array.from({ length: 24 }, (_, hour): HourRow => ({
+          hour,
+          count: counted.get(hour)?.count ?? 0,
+          scan_count: counted.get(hour)?.scans ?? 0
+        }))
         const { limit, offset } = limitOf(page)
         return { rows: hours.slice(offset, offset + limit), total: hours.length }
       }).pipe(orDieOnInfrastructure)

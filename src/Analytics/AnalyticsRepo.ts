@@ -155,10 +155,11 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         SELECT floor(extract(epoch FROM s.day::timestamp))::int8 AS day, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
         FROM (${source(scope, "day", window)}) s GROUP BY s.day`
 
-    /** Clicks per hour of the day (0-23, UTC) with any click. */
+    /** Clicks and QR scans per hour of the day (0-23, UTC) with any click. */
     const byHour = (scope: Scope, window: AnalyticsWindow) =>
-      sql<{ hour: string; count: number }>`
-        SELECT s.value AS hour, sum(s.clicks)::int8 AS count FROM (${source(scope, "hour", window)}) s GROUP BY s.value`
+      sql<{ hour: string; count: number; scans: number }>`
+        SELECT s.value AS hour, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
+        FROM (${source(scope, "hour", window)}) s GROUP BY s.value`
 
     const valueConditions = (filters: ValueFilters): Array<Fragment> => [
       ...(filters.country === undefined ? [] : [sql`upper(s.value) = upper(${filters.country})`]),

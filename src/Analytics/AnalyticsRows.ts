@@ -14,7 +14,7 @@ export const CityRow = Schema.Struct({
 })
 export const DeviceRow = Schema.Struct({ device: Schema.String, count: Schema.Int })
 export const ReferrerRow = Schema.Struct({ referrer: Schema.String, count: Schema.Int })
-export const HourRow = Schema.Struct({ hour: Schema.Int, count: Schema.Int })
+export const HourRow = Schema.Struct({ hour: Schema.Int, count: Schema.Int, scan_count: Schema.Int })
 export type DayRow = typeof DayRow.Type
 export type CountryRow = typeof CountryRow.Type
 export type RegionRow = typeof RegionRow.Type

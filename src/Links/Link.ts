@@ -28,6 +28,9 @@ export class Link extends Schema.Class<Link>("Link")({
   template_id: Unset(Schema.Int),
   delete_on: Unset(Schema.Int),
   archive_on: Unset(Schema.Int),
+  /** The host and the path of `redirect_url`, as the real API's E11 gives them. */
+  redirect_url_domain: Schema.String,
+  redirect_url_path: Schema.String,
   tags: Schema.Array(LinkTag),
   groups: Schema.Array(Schema.Int)
 }) {}

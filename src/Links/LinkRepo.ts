@@ -5,6 +5,16 @@ import { unlessNull } from "../Platform/Unset.ts"
 import { violatesUniqueIndex } from "../Sql/Constraints.ts"
 import { groupVisibleTo } from "../Groups/GroupRepo.ts"
 
+/** Host and path of a stored redirect URL (always an absolute http(s) URL). */
+const redirectParts = (redirectUrl: string) => {
+  try {
+    const url = new URL(redirectUrl)
+    return { redirect_url_domain: url.hostname, redirect_url_path: url.pathname }
+  } catch {
+    return { redirect_url_domain: "", redirect_url_path: "" }
+  }
+}
+
 class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   id: Schema.Int,
   domain_id: Schema.Int,
@@ -33,6 +43,7 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
       ...rest,
       ...unlessNull({ template_id, archive_on, delete_on }),
       short_link: `${has_ssl ? "https" : "http"}://${domain}/${this.alias}`,
+      ...redirectParts(this.redirect_url),
       notify_on_click: notify_on_click ? "1" : "0"
     })
   }

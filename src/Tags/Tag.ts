@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** A tag as T1 and T2 show it (the real API shows name and shared; the other fields are ours). */
+/** A tag as T1 and T2 show it; tags are never changed, so `modified` is `created`. */
 export class Tag extends Schema.Class<Tag>("Tag")({
   id: Schema.Int,
   domain_id: Schema.Int,
@@ -8,5 +8,6 @@ export class Tag extends Schema.Class<Tag>("Tag")({
   name: Schema.String,
   shared: Schema.Boolean,
   notes: Schema.String,
-  created: Schema.Int
+  created: Schema.Int,
+  modified: Schema.Int
 }) {}

@@ -3,7 +3,8 @@ import { Effect, Option, Schema } from "effect"
 import { Tag } from "./Tag.ts"
 
 const columns = (sql: SqlClient.SqlClient) =>
-  sql`id, domain_id, user_id, name, shared, notes, floor(extract(epoch FROM created))::int8 AS created`
+  sql`id, domain_id, user_id, name, shared, notes, floor(extract(epoch FROM created))::int8 AS created,
+      floor(extract(epoch FROM created))::int8 AS modified`
 
 /** Tags of a domain: shared ones are seen by the whole account, the others by their creator only (T1). */
 export class TagRepo extends Effect.Service<TagRepo>()("TagRepo", {
