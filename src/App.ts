@@ -27,7 +27,7 @@ import { GroupRepo } from "./Groups/GroupRepo.ts"
 import { GroupsHttpLive } from "./Groups/GroupsHttp.ts"
 import { Users } from "./Accounts/Users.ts"
 import { UsersHttpLive } from "./Accounts/UsersHttp.ts"
-import { makeNodeServer } from "./Platform/NodeServer.ts"
+import { type LateFor, makeNodeServer } from "./Platform/NodeServer.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
 import { DomainRepo } from "./Domains/DomainRepo.ts"
@@ -141,10 +141,12 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
           const redirects = yield* RedirectHandler
           const shutdown = yield* Shutdown
           const log = Runtime.runFork(yield* Effect.runtime<never>())
-          const onDeadline = (request: IncomingMessage) =>
+          const onDeadline = (request: IncomingMessage, late: LateFor) =>
             log(
               Effect.logWarning(
-                `${request.method} ${request.url} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
+                late === "body"
+                  ? `${request.method} ${request.url}: the client did not send its body within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 408`
+                  : `${request.method} ${request.url} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
               )
             )
           return NodeHttpServer.layer(

@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { at, call, codes, newUser, numberAt, stringAt } from "./support/Http.ts"
 import { rawJson, rawRequest } from "./support/RawClient.ts"
 import { TestServer } from "./support/TestServer.ts"
@@ -207,3 +207,33 @@ const errorCodesOf = (body: unknown): ReadonlyArray<unknown> => {
   const errors = at(body, "errors")
   return Array.isArray(errors) ? errors.map((error: unknown) => at(error, "code")) : []
 }
+
+describe("a request body that arrives too slowly", () => {
+  const logged: Array<string> = []
+  const capture = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ message }) => void logged.push(String(message)))
+  )
+  layer(TestServer({ API_DEADLINE_SECONDS: "1" }).pipe(Layer.provide(capture)), { excludeTestServices: true })((it) => {
+    it.effect("is answered 408 10154 by the API deadline and logged as the client's delay, not the database's", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const headers = { authorization: `Bearer ${user.token}`, "content-type": "application/json" }
+        for (const length of [{ "content-length": "100" }, {}]) {
+          const outcome = yield* rawRequest({
+            method: "POST",
+            path: "/api/v4/domains",
+            headers: { ...headers, ...length },
+            chunks: ['{"domain":'],
+            end: false,
+            timeoutMs: 4_000
+          })
+          expect(outcome._tag === "Response" && outcome.status, JSON.stringify(outcome)).toBe(408)
+          expect(rawJson(outcome)).toEqual({ errors: [{ code: 10154, message: "the request body did not arrive in time" }] })
+        }
+        expect(logged.filter((line) => line.includes("database"))).toEqual([])
+        expect(logged.filter((line) => line.includes("POST /api/v4/domains: the client did not send its body within"))).toHaveLength(2)
+      })
+    )
+  })
+})

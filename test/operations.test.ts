@@ -1,6 +1,6 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Server } from "node:http"
+import type { Server, ServerResponse } from "node:http"
 import { makeNodeServer } from "../src/Platform/NodeServer.ts"
 import { Shutdown } from "../src/Platform/Shutdown.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
@@ -228,9 +228,9 @@ describe("operational endpoints", () => {
 })
 
 describe("node server timeouts", () => {
-  const listen = (server: Server) =>
+  const listen = (server: Server, answer = (response: ServerResponse) => void response.end("ok")) =>
     new Promise<number>((resolve) => {
-      server.on("request", (_request, response) => response.end("ok"))
+      server.on("request", (_request, response) => answer(response))
       server.listen(0, "127.0.0.1", () => {
         const address = server.address()
         resolve(typeof address === "object" && address !== null ? address.port : 0)
@@ -258,6 +258,28 @@ describe("node server timeouts", () => {
       expect(parseResponse(cut.received).status).toBe(408)
       expect(cut.afterMs).toBeGreaterThanOrEqual(550)
       expect(cut.afterMs).toBeLessThan(1_500)
+    } finally {
+      server.close()
+    }
+  })
+
+  it("an unanswered request is 503 10902 (the database); a body that has not arrived is 408 10154 (the client)", async () => {
+    const late: Array<string> = []
+    const server = makeNodeServer({ apiDeadline: 400 }, undefined, (request, cause) => late.push(`${request.method} ${cause}`))
+    const port = await listen(server, () => undefined)
+    try {
+      const stuck = await openRaw(port)
+      const slowBody = await openRaw(port)
+      await stuck.write("GET /api/v4/domains HTTP/1.1\r\nHost: x\r\n\r\n")
+      await slowBody.write("POST /api/v4/domains HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+      const cut = await slowBody.closed
+      const answer = parseResponse(cut.received)
+      expect(answer.status).toBe(408)
+      expect(answer.body).toContain('{"errors":[{"code":10154,')
+      expect(cut.afterMs).toBeLessThan(2_000)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(late.sort()).toEqual(["GET answer", "POST body"])
+      stuck.socket.destroy()
     } finally {
       server.close()
     }

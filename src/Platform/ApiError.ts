@@ -12,7 +12,7 @@ export class ErrorItem extends Schema.Class<ErrorItem>("ErrorItem")({
  * `success: 0` is part of the body of failed logins (E1, E2), as in the real API.
  */
 export class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
-  status: Schema.Literal(400, 401, 403, 404, 413, 500, 503),
+  status: Schema.Literal(400, 401, 403, 404, 408, 413, 500, 503),
   errors: Schema.NonEmptyArray(ErrorItem),
   success: Schema.optional(Schema.Literal(0)),
   retryAfter: Schema.optional(Schema.Int)
@@ -58,6 +58,7 @@ export const ApiErrorBodies = {
   401: wireFor(401, "Invalid authentication"),
   403: wireFor(403, "Insufficient privileges or plan"),
   404: wireFor(404, "Not found"),
+  408: wireFor(408, "Request body not received in time"),
   413: wireFor(413, "Request body too large"),
   500: wireFor(500, "Internal error"),
   503: wireFor(503, "Rate limited or temporarily unavailable")

@@ -8,7 +8,7 @@ export interface ErrorEntry {
   readonly status: ErrorStatus
 }
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 413 | 500 | 503
+export type ErrorStatus = 400 | 401 | 403 | 404 | 408 | 413 | 500 | 503
 
 const entry = (status: ErrorStatus, description: string, message: string): ErrorEntry => ({ status, description, message })
 
@@ -52,6 +52,7 @@ export const ErrorCatalogue = {
   10151: entry(404, "route not found", "no route for %1$s %2$s"),
   10152: entry(413, "request body too large", "request body exceeds %1$s bytes"),
   10153: entry(400, "request body invalid", "%1$s"),
+  10154: entry(408, "request body timeout", "the request body did not arrive in time"),
   10160: entry(404, "group not found", "group_id is invalid"),
   10200: entry(400, "utm domain id missing", "domain_id is required"),
   10201: entry(400, "utm domain id invalid", "domain_id is invalid"),

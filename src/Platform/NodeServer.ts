@@ -23,6 +23,7 @@ export interface NodeServerOptions {
   /**
    * An API request not answered by then gets 503 10902: every other wait of a request is bounded well
    * below it, so what reaches it waits for a database that stopped answering (a network partition).
+   * One whose body has not arrived by then gets 408 10154: the wait is the client's.
    */
   readonly apiDeadline: number
 }
@@ -43,6 +44,19 @@ const answerUnavailable = (response: ServerResponse, headers: Record<string, str
   response.writeHead(503, { "content-type": "application/json", "retry-after": "1", ...headers })
   response.end(unavailable)
 }
+
+const bodyTimeout = JSON.stringify({ errors: [ApiError.item(10154)] })
+
+/** What an API request past its deadline was waiting for: its body from the client, or its answer. */
+export type LateFor = "body" | "answer"
+
+/**
+ * Whether the request's body is still on its way from the client. A body the API has not read yet
+ * (a handler that looks the link up first) fills the request's buffer and stops the parser before
+ * the body is complete: that wait is ours, not the client's.
+ */
+const awaitsClientBody = (request: IncomingMessage) =>
+  !request.complete && request.readableLength < request.readableHighWaterMark
 
 const SLASH = 47
 
@@ -129,7 +143,7 @@ class DrainingServer extends Server {
   constructor(
     private readonly options: NodeServerOptions,
     private readonly preHandler: PreHandler | undefined,
-    private readonly onDeadline: (request: IncomingMessage) => void,
+    private readonly onDeadline: (request: IncomingMessage, late: LateFor) => void,
     private readonly shutdown: ShutdownState
   ) {
     super({
@@ -149,9 +163,11 @@ class DrainingServer extends Server {
   }
 
   /**
-   * Answers 503 10902 for the API requests past the deadline. Their work goes on and finds the
-   * response ended (the framework then writes nothing); a query waiting on the network keeps its
-   * connection, so the pool does not hand a busy connection to another request.
+   * Answers the API requests past the deadline: 408 10154 and the connection closed when the client
+   * has not sent the whole body (the rest of it would be read as the next request), else 503 10902.
+   * Their work goes on and finds the response ended (the framework then writes nothing); a query
+   * waiting on the network keeps its connection, so the pool does not hand a busy connection to
+   * another request.
    */
   private answerOverdue() {
     const due = Date.now() - this.options.apiDeadline
@@ -159,8 +175,14 @@ class DrainingServer extends Server {
       if (started > due) break
       this.awaitingApi.delete(response)
       if (response.headersSent) continue
-      answerUnavailable(response)
-      this.onDeadline(response.req)
+      if (awaitsClientBody(response.req)) {
+        response.writeHead(408, { "content-type": "application/json", connection: "close" })
+        response.end(bodyTimeout)
+        this.onDeadline(response.req, "body")
+      } else {
+        answerUnavailable(response)
+        this.onDeadline(response.req, "answer")
+      }
     }
   }
 
@@ -225,6 +247,6 @@ class DrainingServer extends Server {
 export const makeNodeServer = (
   overrides: Partial<NodeServerOptions> = {},
   preHandler?: PreHandler,
-  onDeadline: (request: IncomingMessage) => void = () => undefined,
+  onDeadline: (request: IncomingMessage, late: LateFor) => void = () => undefined,
   shutdown: ShutdownState = new ShutdownState()
 ): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline, shutdown)
