@@ -28,6 +28,7 @@ import { GroupsHttpLive } from "./Groups/GroupsHttp.ts"
 import { Users } from "./Accounts/Users.ts"
 import { UsersHttpLive } from "./Accounts/UsersHttp.ts"
 import { type LateFor, makeNodeServer } from "./Platform/NodeServer.ts"
+import { redactedTarget } from "./Platform/RequestUrl.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
 import { DomainRepo } from "./Domains/DomainRepo.ts"
@@ -145,8 +146,8 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
             log(
               Effect.logWarning(
                 late === "body"
-                  ? `${request.method} ${request.url}: the client did not send its body within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 408`
-                  : `${request.method} ${request.url} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
+                  ? `${request.method} ${redactedTarget(request.url ?? "/")}: the client did not send its body within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 408`
+                  : `${request.method} ${redactedTarget(request.url ?? "/")} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
               )
             )
           return NodeHttpServer.layer(

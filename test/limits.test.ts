@@ -1,6 +1,7 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import { at, call, codes, newUser, numberAt, stringAt } from "./support/Http.ts"
+import { captureLogs } from "./support/LogCapture.ts"
 import { rawJson, rawRequest } from "./support/RawClient.ts"
 import { TestServer } from "./support/TestServer.ts"
 
@@ -209,12 +210,8 @@ const errorCodesOf = (body: unknown): ReadonlyArray<unknown> => {
 }
 
 describe("a request body that arrives too slowly", () => {
-  const logged: Array<string> = []
-  const capture = Logger.replace(
-    Logger.defaultLogger,
-    Logger.make(({ message }) => void logged.push(String(message)))
-  )
-  layer(TestServer({ API_DEADLINE_SECONDS: "1" }).pipe(Layer.provide(capture)), { excludeTestServices: true })((it) => {
+  const logs = captureLogs()
+  layer(TestServer({ API_DEADLINE_SECONDS: "1" }).pipe(Layer.provide(logs.layer)), { excludeTestServices: true })((it) => {
     it.effect("is answered 408 10154 by the API deadline and logged as the client's delay, not the database's", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
@@ -231,8 +228,8 @@ describe("a request body that arrives too slowly", () => {
           expect(outcome._tag === "Response" && outcome.status, JSON.stringify(outcome)).toBe(408)
           expect(rawJson(outcome)).toEqual({ errors: [{ code: 10154, message: "the request body did not arrive in time" }] })
         }
-        expect(logged.filter((line) => line.includes("database"))).toEqual([])
-        expect(logged.filter((line) => line.includes("POST /api/v4/domains: the client did not send its body within"))).toHaveLength(2)
+        expect(logs.lines.filter((line) => line.includes("database"))).toEqual([])
+        expect(logs.lines.filter((line) => line.includes("POST /api/v4/domains: the client did not send its body within"))).toHaveLength(2)
       })
     )
   })

@@ -1,7 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, LogLevel } from "effect"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { at, call, codes, newUser, PASSWORD } from "./support/Http.ts"
+import { captureLogs } from "./support/LogCapture.ts"
+import { rawRequest } from "./support/RawClient.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -73,6 +75,34 @@ describe("security regressions", () => {
         const ratio = median(unknown) / median(wrong)
         expect(ratio).toBeGreaterThan(0.5)
         expect(ratio).toBeLessThan(2)
+      })
+    )
+  })
+})
+
+describe("logged request URLs", () => {
+  const logs = captureLogs()
+  layer(TestServer({ API_DEADLINE_SECONDS: "1" }, LogLevel.Info).pipe(Layer.provide(logs.layer)), { excludeTestServices: true })((it) => {
+    it.effect("carry no value of access_token, token, password or refresh_token, in any case or spelling", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const secrets =
+          "access_token=SECRET1&Token=SECRET2&PASSWORD=SECRET3&refresh_token=SECRET4&access%5Ftoken=SECRET5&pass%77ord=SECRET6"
+        yield* call("GET", `/api/v4/error_codes?${secrets}&page=2&keep=visible`, { token: user.token })
+        yield* rawRequest({
+          method: "POST",
+          path: "/api/v4/domains?refresh_TOKEN=SECRET7&x=1",
+          headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json", "content-length": "50" },
+          chunks: ["{"],
+          end: false,
+          timeoutMs: 4_000
+        })
+        const access = logs.lines.find((line) => line.includes("page=2"))
+        expect(access).toContain("/api/v4/error_codes?access_token=REDACTED&Token=REDACTED&PASSWORD=REDACTED")
+        expect(access).toContain("&page=2&keep=visible")
+        expect(logs.lines.find((line) => line.includes("did not send its body"))).toContain("refresh_TOKEN=REDACTED&x=1")
+        expect(logs.lines.filter((line) => /SECRET/.test(line))).toEqual([])
+        expect(logs.lines.filter((line) => line.includes(user.token))).toEqual([])
       })
     )
   })

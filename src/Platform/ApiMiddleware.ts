@@ -12,6 +12,7 @@ import { recordHttpRequest } from "./Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
+import { redactedTarget } from "./RequestUrl.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
 
 export { MAX_BODY_BYTES }
@@ -126,7 +127,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         if (accessLog) {
           yield* Effect.annotateLogs(Effect.log("Sent HTTP response"), {
             "http.method": request.method,
-            "http.url": request.url,
+            "http.url": redactedTarget(request.url),
             "http.status": response.status
           })
         }

@@ -32,3 +32,32 @@ export const pageLinks = (request: HttpServerRequest.HttpServerRequest, page: nu
     next: page < lastPage ? at(page + 1) : null
   }
 }
+
+const CREDENTIAL_PARAMETERS = new Set(["access_token", "token", "password", "refresh_token"])
+
+const isCredential = (rawName: string) => {
+  let name = rawName
+  try {
+    name = decodeURIComponent(rawName.replaceAll("+", " "))
+  } catch {
+    // Not valid percent-encoding: compared as it is.
+  }
+  return CREDENTIAL_PARAMETERS.has(name.toLowerCase())
+}
+
+/**
+ * A request target as logs may show it: the values of `access_token`, `token`, `password` and
+ * `refresh_token` (any case, percent-encoded or not) replaced by `REDACTED`, the rest byte for byte.
+ */
+export const redactedTarget = (target: string): string => {
+  const mark = target.indexOf("?")
+  if (mark === -1) return target
+  const pairs = target
+    .slice(mark + 1)
+    .split("&")
+    .map((pair) => {
+      const equals = pair.indexOf("=")
+      return equals !== -1 && isCredential(pair.slice(0, equals)) ? `${pair.slice(0, equals)}=REDACTED` : pair
+    })
+  return `${target.slice(0, mark + 1)}${pairs.join("&")}`
+}

@@ -19,9 +19,10 @@ const baseUrlLayer = Layer.effect(
 
 /**
  * The whole service on a real listener at 127.0.0.1 (a free port) over a fresh database, with its
- * services exposed to the test. Rate limiting is lifted unless the test sets it.
+ * services exposed to the test. Rate limiting is lifted unless the test sets it. Logs below
+ * `logLevel` are dropped.
  */
-export const TestServer = (env: Record<string, string> = {}) =>
+export const TestServer = (env: Record<string, string> = {}, logLevel: LogLevel.LogLevel = LogLevel.Warning) =>
   baseUrlLayer.pipe(
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Shutdown.layer),
@@ -35,5 +36,5 @@ export const TestServer = (env: Record<string, string> = {}) =>
         ...env
       })
     ),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(Logger.minimumLogLevel(logLevel))
   )
