@@ -4,7 +4,7 @@ import { Groups } from "../src/Groups/Groups.ts"
 import { analyticsScenario, FOUR_DAYS } from "./support/AnalyticsScenario.ts"
 import { answerValidator, operationOf, typeProblems } from "./support/AnswerShapes.ts"
 import { newUtmTemplate, uniqueDomainName } from "./support/Fixtures.ts"
-import { at, call, numberAt, PASSWORD, type Reply, stringAt } from "./support/Http.ts"
+import { at, call, newUser, numberAt, PASSWORD, type Reply, stringAt } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 const window = `from_unix=${FOUR_DAYS.from_unix}&to_unix=${FOUR_DAYS.to_unix}`
@@ -23,6 +23,8 @@ interface Request {
   readonly path: string
   readonly body?: unknown
   readonly anonymous?: boolean
+  /** Another token than the admin's, for a request that revokes it. */
+  readonly token?: string
 }
 
 // Every answer a client of the real API reads, recorded from both versions, must be valid against
@@ -61,6 +63,7 @@ describe("every answer matches the served OpenAPI document and the real API's ty
         for (const [id, prefix] of [["v4", "/api/v4"], ["v3", "/api/v3"]] as const) {
           const spare = yield* call("POST", `${prefix}/domains`, { token: admin.token, body: { domain: uniqueDomainName("shape") } })
           const spareId = numberAt(spare.body, "objects", 0, "id")
+          const signingOut = yield* newUser({ accountId: admin.accountId, role: "member" })
           const requests: ReadonlyArray<Request> = [
             { method: "POST", path: "/validate_login", body: { email: admin.email, password: PASSWORD }, anonymous: true },
             { method: "POST", path: "/access_token", body: { email: admin.email, password: PASSWORD }, anonymous: true },
@@ -100,12 +103,13 @@ describe("every answer matches the served OpenAPI document and the real API's ty
             { method: "POST", path: "/tags", body: { domain_id: domainId, name: `tag-${id}`, shared: false, notes: "" } },
             { method: "GET", path: "/users" },
             { method: "GET", path: `/groups?domain_id=${domainId}` },
-            { method: "DELETE", path: `/domains/${spareId}` }
+            { method: "DELETE", path: `/domains/${spareId}` },
+            { method: "DELETE", path: "/access_token", token: signingOut.token }
           ]
           const covered = new Set<string>()
           for (const request of requests) {
             const reply: Reply = yield* call(request.method, `${prefix}${request.path}`, {
-              ...(request.anonymous === true ? {} : { token: admin.token }),
+              ...(request.anonymous === true ? {} : { token: request.token ?? admin.token }),
               ...(request.body === undefined ? {} : { body: request.body })
             })
             const context = `${id} ${request.method} ${request.path}`

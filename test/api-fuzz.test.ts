@@ -185,10 +185,12 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
                 contentType: "application/json",
                 headers: { ...(host === undefined ? {} : { host }), ...(proto === undefined ? {} : { "x-forwarded-proto": proto }) }
               })
-              const answer = yield* exchange(endpoint, request)
+              const v4Path = request.path.split("?")[0]!.replace(/^\/api\/v3\//, "/api/v4/")
+              // Another method may reach another endpoint of the path (POST on DELETE /access_token's is E2, a login).
+              const reached = ENDPOINTS.find((e) => e.method === method && e.path === routeOf(method, v4Path)) ?? endpoint
+              const answer = yield* exchange(reached, request)
               const context = `${describeRequest(request)} -> ${answer.status} ${answer.text.slice(0, 300)}`
               // A method no endpoint of this path has is an unknown route (DECISIONS "Errors").
-              const v4Path = request.path.split("?")[0]!.replace(/^\/api\/v3\//, "/api/v4/")
               const routed = [method, ...(method === "HEAD" ? ["GET"] : [])].some((m) => routeOf(m, v4Path) !== "unmatched")
               if (!routed) {
                 expect([answer.status, method === "HEAD" ? [10151] : codesOf(answer)], context).toEqual([404, [10151]])
@@ -209,6 +211,8 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
           for (const [endpoint, version] of ROUTES) {
             if (!endpoint.authenticated) continue
             for (const variant of AUTH_VARIANTS) {
+              // A valid token sent to DELETE /access_token would be revoked for the tests after.
+              if (endpoint.id === "auth.revokeAccessToken" && !INVALID_AUTH.has(variant)) continue
               const header = authorization(variant, f)
               // E9 with the same name twice would be refused as taken: a fresh body each time.
               const request = baseline(endpoint, version, f, { token: undefined, headers: header === undefined ? {} : { authorization: header } })

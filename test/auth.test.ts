@@ -1,11 +1,40 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
-import { createHash } from "node:crypto"
+import { Effect, Option } from "effect"
+import { createHash, createHmac, randomBytes } from "node:crypto"
+import { UserRepo } from "../src/Accounts/UserRepo.ts"
 import { Sessions } from "../src/Auth/Sessions.ts"
-import { call, codes, newUser, numberAt, PASSWORD, stringAt } from "./support/Http.ts"
+import { TokenStore } from "../src/Auth/TokenStore.ts"
+import { call, codes, newUser, numberAt, PASSWORD, type Reply, stringAt, type TestUser } from "./support/Http.ts"
 import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
+
+/**
+ * A second access token of the user, as an instance with another TOKEN_SECRET issues it: this
+ * instance cannot rebuild it, so its E2 issues its own beside it.
+ */
+const foreignToken = (user: TestUser) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const seed = randomBytes(32)
+    const token = createHmac("sha256", "another instance's secret").update(seed).digest("base64url")
+    const hash = createHash("sha256").update(token).digest()
+    yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
+      VALUES (${hash}, ${seed}, ${user.userId}, now() + interval '1 day')`
+    return token
+  }).pipe(Effect.orDie)
+
+const INVALID_TOKEN = { errors: [{ code: 10000, message: "invalid token" }] }
+
+/** What an authenticated read answers to `token`: 200, or the 401 and its body. */
+const used = (token: string) =>
+  Effect.map(call("GET", "/api/v4/domains", { token }), (reply) => (reply.status === 200 ? 200 : [reply.status, reply.body]))
+
+const login = (email: string, password: string) => call("POST", "/api/v4/access_token", { body: { email, password } })
+
+const refusedLogin = (email: string) => [401, { success: 0, errors: [{ code: 10001, message: `${email} may not be registered` }] }]
+
+const answer = (reply: Reply) => [reply.status, reply.body]
 
 describe("authentication (E1, E2, bearer tokens)", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
@@ -180,9 +209,103 @@ describe("authentication (E1, E2, bearer tokens)", () => {
         const rotated = yield* sessions.rotateRefreshToken(user.email)
         const old = yield* Effect.flip(sessions.accessToken({ email: user.email, refreshToken: user.refreshToken }))
         expect(old).toMatchObject({ _tag: "InvalidCredentials", code: 10001 })
-        expect((yield* sessions.accessToken({ email: user.email, refreshToken: rotated.refresh_token })).accessToken).toBe(user.token)
+        const renewed = yield* sessions.accessToken({ email: user.email, refreshToken: rotated.refresh_token })
+        expect(renewed.accessToken).not.toBe(user.token)
         const unknown = yield* Effect.flip(sessions.rotateRefreshToken("nobody@example.com"))
         expect(unknown).toMatchObject({ _tag: "UnknownUser", message: "there is no user with the e-mail nobody@example.com" })
+      })
+    )
+
+    it.effect("DELETE /access_token (v4 and v3) revokes the token presented and no other; E2 then issues a new one", () =>
+      Effect.gen(function* () {
+        for (const version of ["v4", "v3"]) {
+          const user = yield* newUser()
+          const other = yield* foreignToken(user)
+          // Both used first, so that the service knows (and caches) their owner.
+          expect(yield* used(user.token)).toBe(200)
+          expect(yield* used(other)).toBe(200)
+          const revoked = yield* call("DELETE", `/api/${version}/access_token`, { token: user.token })
+          expect(answer(revoked), version).toEqual([200, { success: 1 }])
+          expect(yield* used(user.token), version).toEqual([401, INVALID_TOKEN])
+          expect(answer(yield* call("DELETE", `/api/${version}/access_token`, { token: user.token }))).toEqual([401, INVALID_TOKEN])
+          expect(yield* used(other), version).toBe(200)
+          const renewed = stringAt((yield* login(user.email, PASSWORD)).body, "access_token")
+          expect([user.token, other]).not.toContain(renewed)
+          expect(yield* used(renewed), version).toBe(200)
+          expect(answer(yield* call("DELETE", `/api/${version}/access_token`))).toEqual([401, INVALID_TOKEN])
+        }
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        expect(documentedCodes(document, "/api/v4/access_token", "delete", "401")).toEqual([10000])
+      })
+    )
+
+    it.effect("rotating the refresh token or changing the password revokes every access token of the user at once", () =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const rotating = yield* newUser()
+        const others = [yield* foreignToken(rotating)]
+        for (const token of [rotating.token, ...others]) expect(yield* used(token)).toBe(200)
+        const rotated = yield* sessions.rotateRefreshToken(rotating.email)
+        for (const token of [rotating.token, ...others]) expect(yield* used(token)).toEqual([401, INVALID_TOKEN])
+        const renewed = yield* call("POST", "/api/v4/access_token", { body: { email: rotating.email, refresh_token: rotated.refresh_token } })
+        expect(stringAt(renewed.body, "access_token")).not.toBe(rotating.token)
+        expect(yield* used(stringAt(renewed.body, "access_token"))).toBe(200)
+
+        const changing = yield* newUser()
+        expect(yield* used(changing.token)).toBe(200)
+        const password = "a brand new passphrase"
+        expect(yield* sessions.changePassword(changing.email.toUpperCase(), password)).toEqual({ user_id: changing.userId, email: changing.email })
+        expect(yield* used(changing.token)).toEqual([401, INVALID_TOKEN])
+        expect(answer(yield* login(changing.email, PASSWORD))).toEqual(refusedLogin(changing.email))
+        const fresh = stringAt((yield* login(changing.email, password)).body, "access_token")
+        expect(fresh).not.toBe(changing.token)
+        expect(yield* used(fresh)).toBe(200)
+
+        const weak = yield* Effect.flip(sessions.changePassword(changing.email, "short"))
+        expect(weak).toMatchObject({ _tag: "WeakPassword", message: "the password must have at least 10 characters" })
+        expect(yield* Effect.flip(sessions.changePassword("nobody@example.com", password))).toMatchObject({ _tag: "UnknownUser" })
+        expect(yield* used(fresh)).toBe(200)
+      })
+    )
+
+    it.effect("a disabled user cannot log in (the same 401 10001 as wrong credentials) and their tokens are refused at once; enable restores login", () =>
+      Effect.gen(function* () {
+        const sessions = yield* Sessions
+        const user = yield* newUser()
+        expect(yield* used(user.token)).toBe(200)
+        expect(yield* sessions.disable(user.email)).toEqual({ user_id: user.userId, email: user.email, disabled: true })
+        expect(yield* used(user.token)).toEqual([401, INVALID_TOKEN])
+        for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
+          const refused = yield* call("POST", path, { body: { email: user.email, password: PASSWORD } })
+          expect(answer(refused), path).toEqual(refusedLogin(user.email))
+        }
+        const byRefreshToken = yield* call("POST", "/api/v4/access_token", { body: { email: user.email, refresh_token: user.refreshToken } })
+        expect(answer(byRefreshToken)).toEqual(refusedLogin(user.email))
+
+        expect(yield* sessions.enable(user.email)).toEqual({ user_id: user.userId, email: user.email, disabled: false })
+        expect(yield* used(user.token)).toEqual([401, INVALID_TOKEN])
+        const token = stringAt((yield* login(user.email, PASSWORD)).body, "access_token")
+        expect(token).not.toBe(user.token)
+        expect(yield* used(token)).toBe(200)
+
+        // Disabled by hand in SQL, tokens left in place: refused at once all the same.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE users SET disabled = true WHERE id = ${user.userId}`
+        expect(yield* used(token)).toEqual([401, INVALID_TOKEN])
+        yield* sql`UPDATE users SET disabled = false WHERE id = ${user.userId}`
+        expect(yield* used(token)).toBe(200)
+      })
+    )
+
+    it.effect("no token is issued for credentials that changed after the login checked them", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const checked = Option.getOrThrow(yield* (yield* UserRepo).findByEmail(user.email))
+        const sessions = yield* Sessions
+        yield* sessions.changePassword(user.email, "a brand new passphrase")
+        expect(yield* (yield* TokenStore).issue(checked)).toEqual(Option.none())
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* sql`SELECT 1 FROM access_tokens WHERE user_id = ${user.userId}`).toEqual([])
       })
     )
   })

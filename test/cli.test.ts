@@ -2,7 +2,7 @@ import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { verify } from "@node-rs/argon2"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { execFile, spawnSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -17,7 +17,8 @@ import { AppConfig } from "../src/Config.ts"
 import { UtmTemplateRepo } from "../src/Tags/UtmTemplateRepo.ts"
 import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
 import { loadMigrations } from "../src/Sql/Migrator.ts"
-import { numberAt, stringAt } from "./support/Http.ts"
+import { call, codes, numberAt, stringAt, within } from "./support/Http.ts"
+import { BaseUrl } from "./support/TestServer.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 
 const SOURCE = { label: "Source", field_code: "utm_source", type: "text", required: true }
@@ -131,6 +132,25 @@ const fixture = Effect.cached(
   )
 ).pipe(Effect.runSync)
 
+/** One more instance of the service over this file's database, on a free port, for the life of the scope; its base URL. */
+const instance = Effect.gen(function* () {
+  const layer = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
+    Layer.provideMerge(Shutdown.layer),
+    Layer.provideMerge(coreLayer(database())),
+    Layer.provide(
+      AppConfig.layerFromMap({
+        DATA_DIR: mkdtempSync(join(tmpdir(), "links-cli-instance-")),
+        TOKEN_SECRET: "the secret of every instance",
+        RATE_LIMIT_PER_SECOND: "100000",
+        RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000"
+      })
+    ),
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
+  const address = Context.get(yield* Layer.build(layer), HttpServer.HttpServer).address
+  return `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+})
+
 /** The refusal of a command line, as the CLI reads it without running anything. */
 const usageError = (...args: ReadonlyArray<string>) =>
   Effect.map(Effect.flip(parseInvocation(args).command), (error) => error.message)
@@ -149,6 +169,11 @@ describe("admin CLI command line", () => {
         yield* read("user", "create", "--account", "7", "--email", "a@example.com", "--password", PASSWORD, "--first-name", " Ada ", "--last-name", "Lovelace")
       ).toEqual(
         Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, firstName: "Ada", lastName: "Lovelace", role: "member" })
+      )
+      expect(yield* read("user", "disable", "--email", " a@example.com ")).toEqual(Command.UserDisable({ email: "a@example.com" }))
+      expect(yield* read("user", "enable", "--email", "a@example.com")).toEqual(Command.UserEnable({ email: "a@example.com" }))
+      expect(yield* read("user", "password", "--email", "a@example.com", "--password", PASSWORD)).toEqual(
+        Command.UserPassword({ email: "a@example.com", password: PASSWORD })
       )
       expect(yield* read("domain", "ssl", "--off", "--domain", "3")).toEqual(Command.DomainSsl({ domainId: 3, hasSsl: false }))
       expect(yield* read("utm-template", "create", "--domain", "3", "--name", "T", "--fields", JSON.stringify([SOURCE]))).toEqual(
@@ -185,6 +210,11 @@ describe("admin CLI command line", () => {
         [[...user, "--password", "a@example.com"], "the password must not be the e-mail address"],
         [[...user, "--password", PASSWORD, "--nickname", ""], "--nickname must have 1 to 100 characters"],
         [["user", "refresh-token"], "user refresh-token needs --email"],
+        [["user", "disable"], "user disable needs --email"],
+        [["user", "enable", "--email", "a@example.com", "--password", PASSWORD], "--password is not an option of user enable"],
+        [["user", "password", "--email", "a@example.com"], "user password needs --password"],
+        [["user", "password", "--email", "a@example.com", "--password", "short"], "the password must have at least 10 characters"],
+        [["user", "password", "--email", "a@example.com", "--password", "A@example.com"], "the password must not be the e-mail address"],
         [["domain", "admin", "--user", "1", "--domain", "x1"], '--domain must be a positive whole number, not "x1"'],
         [["domain", "ssl", "--domain", "1"], "domain ssl needs exactly one of --on and --off"],
         [["domain", "ssl", "--domain", "1", "--on", "--off"], "domain ssl needs exactly one of --on and --off"],
@@ -369,7 +399,73 @@ describe("admin CLI", { timeout: 120_000 }, () => {
         stdout: `${JSON.stringify({ error: "there is no user with the e-mail nobody@example.com" })}\n`,
         stderr: "error: there is no user with the e-mail nobody@example.com\n"
       })
+      for (const command of [["user", "disable"], ["user", "enable"], ["user", "password", "--password", PASSWORD]]) {
+        yield* refused([...command, "--email", "nobody@example.com"], 1, /^error: there is no user with the e-mail nobody@example.com\n$/)
+      }
     })
+  )
+
+  // Two instances and the CLI on one PostgreSQL database (the embedded one admits one process at a time).
+  it.scopedLive.skipIf(testServerUrl === undefined)(
+    "refresh-token, disable and password revoke the user's access tokens on every instance within a second; a disabled user cannot log in until enabled; DELETE /access_token on one instance is refused on the other",
+    () =>
+      Effect.gen(function* () {
+        const accountId = numberAt(yield* json("account", "create", "--name", "Revocations", "--plan", "team"), "id")
+        const email = uniqueEmail("revoked")
+        const userId = numberAt(yield* json("user", "create", "--account", String(accountId), "--email", email, "--password", PASSWORD), "user_id")
+        const [a, b] = [yield* instance, yield* instance]
+        const on = (url: string) => Effect.provideService(BaseUrl, url)
+        const login = (url: string, body: Record<string, string>) => call("POST", "/api/v4/access_token", { body }).pipe(on(url))
+        const token = (url: string, body: Record<string, string>) => Effect.map(login(url, body), (reply) => stringAt(reply.body, "access_token"))
+        const works = (url: string, bearer: string) =>
+          Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 200)
+        const isRevoked = (url: string, bearer: string) =>
+          Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 401 && codes(reply)[0] === 10000)
+        /** The token works on both instances (which then cache its owner). */
+        const usedOnBoth = (bearer: string) =>
+          Effect.gen(function* () {
+            expect(yield* works(a, bearer)).toBe(true)
+            expect(yield* works(b, bearer)).toBe(true)
+          })
+        const revokedOnBoth = (bearer: string) =>
+          Effect.gen(function* () {
+            expect(yield* within(1000, isRevoked(a, bearer))).toBeLessThan(1000)
+            expect(yield* within(1000, isRevoked(b, bearer))).toBeLessThan(1000)
+          })
+
+        const first = yield* token(a, { email, password: PASSWORD })
+        yield* usedOnBoth(first)
+        const rotated = stringAt(yield* json("user", "refresh-token", "--email", email), "refresh_token")
+        yield* revokedOnBoth(first)
+        expect((yield* login(b, { email, refresh_token: rotated })).status).toBe(200)
+        const second = yield* token(b, { email, password: PASSWORD })
+        expect(second).not.toBe(first)
+        yield* usedOnBoth(second)
+
+        expect(yield* json("user", "disable", "--email", email)).toEqual({ user_id: userId, email, disabled: true })
+        yield* revokedOnBoth(second)
+        for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
+          const reply = yield* call("POST", path, { body: { email, password: PASSWORD } }).pipe(on(a))
+          expect([reply.status, reply.body], path).toEqual([401, { success: 0, errors: [{ code: 10001, message: `${email} may not be registered` }] }])
+        }
+        expect(yield* json("user", "enable", "--email", email.toUpperCase())).toEqual({ user_id: userId, email, disabled: false })
+        const third = yield* token(a, { email, password: PASSWORD })
+        expect([first, second]).not.toContain(third)
+        yield* usedOnBoth(third)
+
+        const password = "another long passphrase"
+        expect(yield* json("user", "password", "--email", email, "--password", password)).toEqual({ user_id: userId, email })
+        yield* revokedOnBoth(third)
+        expect((yield* login(b, { email, password: PASSWORD })).status).toBe(401)
+        const fourth = yield* token(b, { email, password })
+        yield* usedOnBoth(fourth)
+
+        const signedOut = yield* call("DELETE", "/api/v4/access_token", { token: fourth }).pipe(on(a))
+        expect([signedOut.status, signedOut.body]).toEqual([200, { success: 1 }])
+        yield* revokedOnBoth(fourth)
+        yield* usedOnBoth(yield* token(b, { email, password }))
+      }),
+    120_000
   )
 
   it.effect("bad command lines are refused with exit 2 and one line on stderr, before the database is opened", () =>
@@ -414,7 +510,7 @@ describe("admin CLI", { timeout: 120_000 }, () => {
       for (const run of [help, bare]) {
         expect(run.code).toBe(0)
         expect(run.stderr).toBe("")
-        for (const command of ["account create", "user create", "user refresh-token", "domain admin", "domain ssl", "utm-template create", "migrate"]) {
+        for (const command of ["account create", "user create", "user refresh-token", "user disable", "user enable", "user password", "domain admin", "domain ssl", "utm-template create", "migrate"]) {
           expect(run.stdout).toContain(command)
         }
       }

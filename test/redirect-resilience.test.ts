@@ -10,7 +10,7 @@ import { ClickLog } from "../src/Clicks/ClickLog.ts"
 import { serverClient } from "../src/Sql/Database.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { newLink } from "./support/Fixtures.ts"
-import { call, newUser, numberAt, stringAt, timed } from "./support/Http.ts"
+import { call, newUser, numberAt, stringAt, timed, within } from "./support/Http.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
 import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
@@ -19,17 +19,6 @@ import { BaseUrl, TestServer } from "./support/TestServer.ts"
 afterAll(removeTempDirs)
 
 const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
-
-/** Polls `check` every 50 ms until it holds or `ms` have passed; the time it took. */
-const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
-  Effect.gen(function* () {
-    const started = Date.now()
-    while (!(yield* check)) {
-      if (Date.now() - started > ms) return Number.POSITIVE_INFINITY
-      yield* Effect.sleep("50 millis")
-    }
-    return Date.now() - started
-  })
 
 /** A user, a short domain and its links "steady" (`id`, to be cached) and "cold" (never visited). */
 const steadyAndCold = Effect.gen(function* () {

@@ -13,10 +13,15 @@ export class UserRecord extends Schema.Class<UserRecord>("UserRecord")({
   role: Role,
   plan: Plan,
   link_quota: Schema.NullOr(Schema.Int),
-  password_hash: Schema.String
+  password_hash: Schema.String,
+  refresh_token_hash: Schema.Uint8ArrayFromSelf,
+  disabled: Schema.Boolean
 }) {}
 
 const Bytes = Schema.Uint8ArrayFromSelf
+
+/** The user an operator's change reached. */
+const Changed = Schema.Struct({ id: Schema.Int, email: Schema.String })
 
 class AccountUserRow extends Schema.Class<AccountUserRow>("AccountUserRow")({
   user_id: Schema.Int,
@@ -36,7 +41,8 @@ class AccountUserRow extends Schema.Class<AccountUserRow>("AccountUserRow")({
 
 /** A user row as `UserRecord`, with `more` columns after it. */
 const selectUser = (sql: SqlClient.SqlClient, more: Fragment = sql``) => sql`
-  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash ${more}
+  SELECT u.id, u.account_id, u.email, u.nickname, u.role, a.plan, a.link_quota, u.password_hash, u.refresh_token_hash,
+         u.disabled ${more}
   FROM users u JOIN accounts a ON a.id = u.account_id`
 
 export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
@@ -49,7 +55,7 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
     })
 
-    /** The owner of an access token that has not expired at `now` (Unix seconds), and when it expires. */
+    /** The owner, not disabled, of an access token that has not expired at `now` (Unix seconds), and when it expires. */
     const findByAccessToken = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Bytes, now: Schema.Int }),
       Result: Schema.Struct({ user: UserRecord, expires: Schema.Int }),
@@ -58,7 +64,7 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
           sql<UserRecord & { expires: number }>`
             ${selectUser(sql, sql`, floor(extract(epoch FROM t.expires))::int8 AS expires`)}
             JOIN access_tokens t ON t.user_id = u.id
-            WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now})`,
+            WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now}) AND NOT u.disabled`,
           (rows) => rows.map(({ expires, ...user }) => ({ user, expires }))
         )
     })
@@ -87,9 +93,22 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
 
     const setRefreshToken = SqlSchema.findOne({
       Request: Schema.Struct({ email: Schema.String, hash: Bytes }),
-      Result: Schema.Struct({ id: Schema.Int }),
+      Result: Changed,
       execute: ({ email, hash }) =>
-        sql`UPDATE users SET refresh_token_hash = ${hash}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id`
+        sql`UPDATE users SET refresh_token_hash = ${hash}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id, email`
+    })
+
+    const setPassword = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, hash: Schema.String }),
+      Result: Changed,
+      execute: ({ hash, id }) => sql`UPDATE users SET password_hash = ${hash}, modified = now() WHERE id = ${id} RETURNING id, email`
+    })
+
+    const setDisabled = SqlSchema.findOne({
+      Request: Schema.Struct({ email: Schema.String, disabled: Schema.Boolean }),
+      Result: Changed,
+      execute: ({ disabled, email }) =>
+        sql`UPDATE users SET disabled = ${disabled}, modified = now() WHERE lower(email) = lower(${email}) RETURNING id, email`
     })
 
     /** A page of the account's users by id, each with the account's domains that are not deleted and their role there. */
@@ -114,6 +133,17 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
 
     const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
 
-    return { findByEmail, findByAccessToken, findByRefreshToken, create, setRefreshToken, listOfAccount, countOfAccount, count } as const
+    return {
+      findByEmail,
+      findByAccessToken,
+      findByRefreshToken,
+      create,
+      setRefreshToken,
+      setPassword,
+      setDisabled,
+      listOfAccount,
+      countOfAccount,
+      count
+    } as const
   })
 }) {}

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { User } from "../Accounts/User.ts"
 import { ErrorCatalogue } from "../Platform/ErrorCatalogue.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { Authentication } from "./Authentication.ts"
 import { InvalidCredentials, LoginsBusy } from "./AuthErrors.ts"
 
 /**
@@ -50,6 +51,10 @@ export class AccessTokenResponse extends Schema.Class<AccessTokenResponse>("Acce
   expires: Schema.Int
 }) {}
 
+export class TokenRevoked extends Schema.Class<TokenRevoked>("TokenRevoked")({
+  success: Schema.Literal(1)
+}) {}
+
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("validateLogin", "/validate_login")
@@ -68,4 +73,13 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addError(answers(LoginsBusy))
       .addError(answersInvalidInput(10153))
       .annotate(OpenApi.Description, "E2: the caller's valid access token, or a new one, for a password or refresh token")
+  )
+  .add(
+    HttpApiEndpoint.del("revokeAccessToken", "/access_token")
+      .addSuccess(TokenRevoked)
+      .middleware(Authentication)
+      .annotate(
+        OpenApi.Description,
+        "Revokes the access token presented (an extension of the API): it stops working on every instance; the user's other tokens still work, and E2 issues a new one"
+      )
   ) {}

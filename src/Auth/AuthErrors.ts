@@ -20,3 +20,6 @@ export class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser"
     return `there is no user with the e-mail ${this.email}`
   }
 }
+
+/** A new password the account rules refuse (an operator's request), with the rule it breaks. */
+export class WeakPassword extends Schema.TaggedError<WeakPassword>()("WeakPassword", { message: Schema.String }) {}

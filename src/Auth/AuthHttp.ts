@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { ApiError, ErrorItem } from "../Platform/ApiError.ts"
+import { CurrentUser } from "./Authentication.ts"
 import type { InvalidCredentials } from "./AuthErrors.ts"
 import { Sessions } from "./Sessions.ts"
 
@@ -27,6 +28,9 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           Effect.map((session) => ({ success: 1 as const, user: session.user, access_token: session.accessToken, expires: session.expires })),
           Effect.catchTag("InvalidCredentials", refused)
         )
+      )
+      .handle("revokeAccessToken", () =>
+        Effect.flatMap(CurrentUser, (caller) => sessions.revokeAccessToken(caller.tokenHash)).pipe(Effect.as({ success: 1 as const }))
       )
   })
 )

@@ -4,7 +4,12 @@ import { answers } from "../Platform/Failure.ts"
 import { InvalidToken } from "./AuthErrors.ts"
 import type { Caller } from "../Accounts/User.ts"
 
-export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Caller>() {}
+/** The caller of a request and the access token they presented, by its SHA-256 (so that it can be revoked). */
+export interface Bearer extends Caller {
+  readonly tokenHash: Uint8Array
+}
+
+export class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, Bearer>() {}
 
 /** `Authorization: Bearer <access token>` on every endpoint but E1 and E2; a token it cannot use is a 401 10000. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {

@@ -1,7 +1,6 @@
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
-import { Authentication } from "./Authentication.ts"
+import { Authentication, type Bearer } from "./Authentication.ts"
 import { InvalidToken } from "./AuthErrors.ts"
-import type { Caller } from "../Accounts/User.ts"
 import { UserRepo } from "../Accounts/UserRepo.ts"
 import { accessTokenHash } from "./TokenStore.ts"
 import { announcedCache } from "../Sql/AnnouncedCache.ts"
@@ -15,14 +14,15 @@ const CACHED_TOKENS = 10_000
 const CACHE_SECONDS = 60
 
 interface Cached {
-  readonly caller: Caller
+  readonly caller: Bearer
   readonly expires: number
 }
 
 /**
  * Bearer tokens, checked against the database once and then from memory until they expire. Any
- * change to tokens, users or accounts (announced by `sql/0006_auth_announce.sql`, by this instance
- * before the changing statement returns, by others within milliseconds) empties the cache.
+ * change to tokens, users or accounts (announced by `sql/0006_auth_announce.sql` and `sql/0010`, by
+ * this instance before the changing statement returns, by others within milliseconds) empties the
+ * cache, so a revoked token (its row deleted) or a disabled user's is refused at once everywhere.
  */
 export const AuthenticationLive = Layer.scoped(
   Authentication,
@@ -53,7 +53,8 @@ export const AuthenticationLive = Layer.scoped(
                     nickname: user.nickname,
                     role: user.role,
                     plan: user.plan,
-                    linkQuota: user.link_quota
+                    linkQuota: user.link_quota,
+                    tokenHash: hash
                   },
                   expires
                 })

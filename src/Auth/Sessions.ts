@@ -1,10 +1,11 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { User } from "../Accounts/User.ts"
 import { UserRepo, type UserRecord } from "../Accounts/UserRepo.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
-import { InvalidCredentials, type LoginsBusy, UnknownUser } from "./AuthErrors.ts"
+import { InvalidCredentials, type LoginsBusy, UnknownUser, WeakPassword } from "./AuthErrors.ts"
 import { LoginThrottle } from "./LoginThrottle.ts"
-import { Passwords } from "./Passwords.ts"
+import { passwordProblem, Passwords } from "./Passwords.ts"
 import { newRefreshToken, refreshTokenHash, TokenStore } from "./TokenStore.ts"
 
 const MAX_EMAIL_LENGTH = 320
@@ -24,15 +25,23 @@ export interface Session {
   readonly expires: number
 }
 
+interface ChangedUser {
+  readonly id: number
+  readonly email: string
+}
+
 const toUser = (record: UserRecord) => new User({ user_id: record.id, nickname: record.nickname, email: record.email })
 
 /**
  * Logins (E1, E2) and the credentials behind them. An unknown e-mail, a wrong password or refresh
- * token and an empty one are the same `InvalidCredentials`, found in about the same time (an unknown
- * e-mail still verifies a hash), and repeated failures on one e-mail wait longer and longer.
+ * token, an empty one and a disabled user are the same `InvalidCredentials`, found in about the same
+ * time (an unknown e-mail still verifies a hash), and repeated failures on one e-mail wait longer and
+ * longer. A user has one refresh token; rotating it, changing the password or disabling the user
+ * deletes every access token of theirs in the same transaction.
  */
 export class Sessions extends Effect.Service<Sessions>()("Sessions", {
   effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const users = yield* UserRepo
     const passwords = yield* Passwords
     const tokens = yield* TokenStore
@@ -40,7 +49,7 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
 
     const checked = (email: string, found: Effect.Effect<boolean, LoginsBusy>, user: Option.Option<UserRecord>) =>
       Effect.gen(function* () {
-        if (!(yield* found) || Option.isNone(user)) {
+        if (!(yield* found) || Option.isNone(user) || user.value.disabled) {
           yield* throttle.failed(email)
           return yield* InvalidCredentials.of(email.slice(0, MAX_EMAIL_LENGTH))
         }
@@ -79,23 +88,58 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
         const user = yield* (request.refreshToken !== undefined && request.password === undefined
           ? byRefreshToken(request.email, request.refreshToken)
           : byPassword(request.email, request.password ?? ""))
-        const issued = yield* tokens.issue(user.id)
-        return { user: toUser(user), accessToken: issued.accessToken, expires: issued.expires }
+        const issued = yield* tokens.issue(user)
+        // The password or refresh token changed, or the user was disabled, since they were checked.
+        if (Option.isNone(issued)) return yield* InvalidCredentials.of(request.email.trim().slice(0, MAX_EMAIL_LENGTH))
+        return { user: toUser(user), accessToken: issued.value.accessToken, expires: issued.value.expires }
       }).pipe(orDieOnInfrastructure)
 
+    /** The caller's sign-out: the access token stored under `tokenHash` stops working, the user's others do not. */
+    const revokeAccessToken = (tokenHash: Uint8Array): Effect.Effect<void> => tokens.revoke(tokenHash).pipe(orDieOnInfrastructure)
+
+    /** The user an operator's `change` reached, or `UnknownUser`. */
+    const changed = <E>(email: string, change: Effect.Effect<Option.Option<ChangedUser>, E>) =>
+      Effect.flatMap(change, (user) => (Option.isSome(user) ? Effect.succeed(user.value) : new UnknownUser({ email })))
+
+    /** `change` of the user of `email`, and the deletion of all their access tokens, in one transaction. */
+    const revokingTokens = <E>(email: string, change: Effect.Effect<Option.Option<ChangedUser>, E>) =>
+      sql.withTransaction(Effect.tap(changed(email, change), (user) => tokens.revokeAll(user.id)))
+
+    const disabledState = (disabled: boolean) => (user: ChangedUser) => ({ user_id: user.id, email: user.email, disabled })
+
     /**
-     * The operator's: a new refresh token for the user (shown once); the old one stops working on E2.
-     * Database failures stay failures, which the admin CLI reports in one line.
+     * The operator's: a new refresh token for the user (shown once); the old one stops working on E2,
+     * and so do the user's access tokens. Database failures of the operator's methods stay failures,
+     * which the admin CLI reports in one line.
      */
-    const rotateRefreshToken = (email: string) =>
+    const rotateRefreshToken = (email: string) => {
+      const refresh = newRefreshToken()
+      return revokingTokens(email, users.setRefreshToken({ email: email.trim(), hash: refresh.hash })).pipe(
+        Effect.as({ refresh_token: refresh.value })
+      )
+    }
+
+    /** The operator's: the user can no longer log in, and their access tokens stop working. */
+    const disable = (email: string) =>
+      Effect.map(revokingTokens(email, users.setDisabled({ email: email.trim(), disabled: true })), disabledState(true))
+
+    /** The operator's: a disabled user can log in again (E2 issues them a new token). */
+    const enable = (email: string) =>
+      Effect.map(changed(email, users.setDisabled({ email: email.trim(), disabled: false })), disabledState(false))
+
+    /** The operator's: a new password, checked by the account rules; the user's access tokens stop working. */
+    const changePassword = (email: string, password: string) =>
       Effect.gen(function* () {
-        const refresh = newRefreshToken()
-        const updated = yield* users.setRefreshToken({ email: email.trim(), hash: refresh.hash })
-        if (Option.isNone(updated)) return yield* new UnknownUser({ email })
-        return { refresh_token: refresh.value }
+        const user = yield* users.findByEmail(email.trim())
+        if (Option.isNone(user)) return yield* new UnknownUser({ email })
+        const problem = passwordProblem(password, user.value.email)
+        if (problem !== undefined) return yield* new WeakPassword({ message: problem })
+        const hash = yield* passwords.hash(password)
+        const done = yield* revokingTokens(email, users.setPassword({ id: user.value.id, hash }))
+        return { user_id: done.id, email: done.email }
       })
 
-    return { validateLogin, accessToken, rotateRefreshToken } as const
+    return { validateLogin, accessToken, revokeAccessToken, rotateRefreshToken, disable, enable, changePassword } as const
   }),
   dependencies: [UserRepo.Default, TokenStore.Default, LoginThrottle.Default, Passwords.layer]
 }) {}

@@ -47,33 +47,59 @@ export interface IssuedToken {
   readonly expires: number
 }
 
+/** A user as their credentials were when a login checked them. */
+export interface CheckedUser {
+  readonly id: number
+  readonly password_hash: string
+  readonly refresh_token_hash: Uint8Array
+}
+
 export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { key } = yield* TokenSecret
 
-    /** The user's unexpired access token if this instance can rebuild it, otherwise a new one (24 h). */
-    const issue = (userId: number) =>
-      Effect.gen(function* () {
-        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        const current = yield* sql<{ seed: Buffer; token_hash: Buffer; expires: number }>`
-          SELECT seed, token_hash, floor(extract(epoch FROM expires))::int8 AS expires
-          FROM access_tokens
-          WHERE user_id = ${userId} AND expires > to_timestamp(${now})
-          ORDER BY expires DESC`
-        for (const row of current) {
-          const candidate = token(key, row.seed)
-          if (timingSafeEqual(sha256(candidate), row.token_hash)) return { accessToken: candidate, expires: row.expires }
-        }
-        const seed = randomBytes(32)
-        const accessToken = token(key, seed)
-        const expires = now + ACCESS_TOKEN_LIFETIME_SECONDS
-        yield* sql`DELETE FROM access_tokens WHERE user_id = ${userId} AND expires <= to_timestamp(${now})`
-        yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
-          VALUES (${sha256(accessToken)}, ${seed}, ${userId}, to_timestamp(${expires}))`
-        return { accessToken, expires } satisfies IssuedToken
-      })
+    /**
+     * The user's unexpired access token if this instance can rebuild it, otherwise a new one (24 h);
+     * none if the user's password or refresh token changed, or the user was disabled, since the login
+     * checked them. The user's row is share-locked first, so a revocation running at the same time
+     * either comes first (and none is issued) or waits for the issued token and deletes it.
+     */
+    const issue = (user: CheckedUser) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const unchanged = yield* sql`
+            SELECT 1 FROM users
+            WHERE id = ${user.id} AND NOT disabled
+              AND password_hash = ${user.password_hash} AND refresh_token_hash = ${user.refresh_token_hash}
+            FOR SHARE`
+          if (unchanged.length === 0) return Option.none<IssuedToken>()
+          const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+          const current = yield* sql<{ seed: Buffer; token_hash: Buffer; expires: number }>`
+            SELECT seed, token_hash, floor(extract(epoch FROM expires))::int8 AS expires
+            FROM access_tokens
+            WHERE user_id = ${user.id} AND expires > to_timestamp(${now})
+            ORDER BY expires DESC`
+          for (const row of current) {
+            const candidate = token(key, row.seed)
+            if (timingSafeEqual(sha256(candidate), row.token_hash)) return Option.some({ accessToken: candidate, expires: row.expires })
+          }
+          const seed = randomBytes(32)
+          const accessToken = token(key, seed)
+          const expires = now + ACCESS_TOKEN_LIFETIME_SECONDS
+          yield* sql`DELETE FROM access_tokens WHERE user_id = ${user.id} AND expires <= to_timestamp(${now})`
+          yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
+            VALUES (${sha256(accessToken)}, ${seed}, ${user.id}, to_timestamp(${expires}))`
+          return Option.some<IssuedToken>({ accessToken, expires })
+        })
+      )
 
-    return { issue } as const
+    /** Deletes the user's access tokens (their deletion is announced to every instance's cache). */
+    const revokeAll = (userId: number) => sql`DELETE FROM access_tokens WHERE user_id = ${userId}`.pipe(Effect.asVoid)
+
+    /** Deletes the access token stored under `hash`, and no other. */
+    const revoke = (hash: Uint8Array) => sql`DELETE FROM access_tokens WHERE token_hash = ${hash}`.pipe(Effect.asVoid)
+
+    return { issue, revokeAll, revoke } as const
   })
 }) {}

@@ -167,6 +167,18 @@ const commands: Readonly<Record<string, CommandSpec>> = {
     options: ["email"],
     build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserRefreshToken({ email }))
   },
+  "user disable": { options: ["email"], build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserDisable({ email })) },
+  "user enable": { options: ["email"], build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserEnable({ email })) },
+  "user password": {
+    options: ["email", "password"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const email = yield* text(given, "email", 254)
+        const password = yield* given.required("password")
+        yield* checked(passwordProblem(password, email))
+        return Command.UserPassword({ email, password })
+      })
+  },
   "domain admin": {
     options: ["user", "domain"],
     build: (given) =>

@@ -16,6 +16,9 @@ export type Command = Data.TaggedEnum<{
     readonly role: Role
   }
   UserRefreshToken: { readonly email: string }
+  UserDisable: { readonly email: string }
+  UserEnable: { readonly email: string }
+  UserPassword: { readonly email: string; readonly password: string }
   DomainAdmin: { readonly userId: number; readonly domainId: number }
   DomainSsl: { readonly domainId: number; readonly hasSsl: boolean }
   UtmTemplateCreate: { readonly domainId: number; readonly name: string; readonly fields: ReadonlyArray<UtmField> }

@@ -4,7 +4,7 @@ import { Tags } from "../Tags/Tags.ts"
 import type { Group } from "../Groups/Group.ts"
 import { Groups } from "../Groups/Groups.ts"
 import { Accounts, AdminError } from "../Accounts/Accounts.ts"
-import type { LoginsBusy } from "../Auth/AuthErrors.ts"
+import { type LoginsBusy, UnknownUser, WeakPassword } from "../Auth/AuthErrors.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { DatabaseLive } from "../Sql/Database.ts"
 import { migrate } from "../Sql/Migrator.ts"
@@ -22,6 +22,14 @@ const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
 
 const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited links" : `at most ${linkQuota} links`)
+
+/** A Sessions operation of the operator's, an unknown e-mail or a refused password said in one line. */
+const withSessions = <A, E>(f: (sessions: Sessions) => Effect.Effect<A, E, never>) =>
+  Effect.catchIf(
+    withServices(Effect.flatMap(Sessions, f)),
+    (failure) => failure instanceof UnknownUser || failure instanceof WeakPassword,
+    (failure) => new AdminError({ message: failure.message })
+  )
 
 const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Groups, f))
 
@@ -82,13 +90,30 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UserRefreshToken: ({ email }) =>
-      withServices(Effect.flatMap(Sessions, (sessions) => sessions.rotateRefreshToken(email))).pipe(
-        Effect.catchTag("UnknownUser", (unknown) => new AdminError({ message: unknown.message })),
+      withSessions((sessions) => sessions.rotateRefreshToken(email)).pipe(
         Effect.map(
           (rotated): Outcome => ({
             json: rotated,
-            text: `new refresh token of ${email}, shown once (the old one no longer works): ${rotated.refresh_token}`
+            text: `new refresh token of ${email}, shown once (the old one and every access token no longer work): ${rotated.refresh_token}`
           })
+        )
+      ),
+
+    UserDisable: ({ email }) =>
+      withSessions((sessions) => sessions.disable(email)).pipe(
+        Effect.map((user): Outcome => ({ json: user, text: `user ${user.user_id} ${user.email} is disabled; their access tokens no longer work` }))
+      ),
+
+    UserEnable: ({ email }) =>
+      withSessions((sessions) => sessions.enable(email)).pipe(
+        Effect.map((user): Outcome => ({ json: user, text: `user ${user.user_id} ${user.email} can log in` }))
+      ),
+
+    UserPassword: ({ email, password }) =>
+      withSessions((sessions) => sessions.changePassword(email, password)).pipe(
+        Effect.catchTag("LoginsBusy", busy),
+        Effect.map(
+          (user): Outcome => ({ json: user, text: `new password of user ${user.user_id} ${user.email}; their access tokens no longer work` })
         )
       ),
 

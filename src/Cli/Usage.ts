@@ -7,7 +7,13 @@ Commands:
               [--role account_admin|member]
       a new user of the account (role member unless given); prints its refresh token once
   user refresh-token --email E
-      a new refresh token for the user; the old one stops working
+      a new refresh token for the user; the old one and the user's access tokens stop working
+  user disable --email E
+      the user can no longer log in; their access tokens stop working
+  user enable --email E
+      a disabled user can log in again
+  user password --email E --password P
+      a new password for the user (the rules of user create); their access tokens stop working
   domain admin --user ID --domain ID
       makes the user an admin of the domain (both of the same account)
   domain ssl --domain ID --on|--off

@@ -28,6 +28,8 @@ export interface Fixtures {
   readonly linkS: number
   /** A domain of account A per version, for D1 to delete (the others must stay). */
   readonly doomed: Readonly<Record<Version, number>>
+  /** A member of account A per version, whose token DELETE /access_token revokes (the others must stay). */
+  readonly signingOut: Readonly<Record<Exclude<Version, "">, TestUser>>
 }
 
 export class Fuzz extends Context.Tag("test/ApiFuzz")<Fuzz, Fixtures>() {}
@@ -49,6 +51,8 @@ export const fixtures = Layer.scoped(
     const domainS = yield* newDomain(state)
     const linkS = yield* newLink(state, domainS, { url: landing, alias: "watched", notes: "unchanged" })
     const doomed = { "": yield* newDomain(owner), "/api/v4": yield* newDomain(owner), "/api/v3": yield* newDomain(owner) }
+    const signingOutMember = newUser({ accountId: owner.accountId, role: "member" })
+    const signingOut = { "/api/v4": yield* signingOutMember, "/api/v3": yield* signingOutMember }
     return {
       owner,
       member,
@@ -63,7 +67,8 @@ export const fixtures = Layer.scoped(
       state,
       domainS,
       linkS,
-      doomed
+      doomed,
+      signingOut
     } satisfies Fixtures
   })
 )
@@ -146,7 +151,8 @@ export const baseline = (
   const required = (REQUIRED_QUERY[endpoint.id] ?? []).map((name) => `${name}=${validParam(name, f) ?? ""}`).join("&")
   const query = changes.query ?? required
   const path = `${fillPath(versioned(endpoint, version), params)}${query === "" ? "" : `?${query}`}`
-  const token = "token" in changes ? changes.token : endpoint.authenticated ? f.owner.token : undefined
+  const caller = endpoint.id === "auth.revokeAccessToken" && version !== "" ? f.signingOut[version] : f.owner
+  const token = "token" in changes ? changes.token : endpoint.authenticated ? caller.token : undefined
   const body =
     "body" in changes ? changes.body : endpoint.body === "none" ? undefined : JSON.stringify(validBody(endpoint, f, f.owner))
   const contentType = "contentType" in changes ? changes.contentType : body === undefined ? undefined : "application/json"

@@ -116,3 +116,14 @@ export const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     const result = yield* effect
     return [result, performance.now() - started] as const
   })
+
+/** Polls `check` every 50 ms until it holds or `ms` have passed; the time it took. */
+export const within = <R>(ms: number, check: Effect.Effect<boolean, never, R>) =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    while (!(yield* check)) {
+      if (Date.now() - started > ms) return Number.POSITIVE_INFINITY
+      yield* Effect.sleep("50 millis")
+    }
+    return Date.now() - started
+  })
