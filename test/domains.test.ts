@@ -233,10 +233,10 @@ describe("domains (E3, E7, E8, E9, E10)", () => {
         const id = yield* created(admin, { domain: uniqueName() })
         const patch = (body: unknown) => call("PATCH", `/api/v4/domains/${id}`, { token: admin.token, body })
         const cases: ReadonlyArray<readonly [unknown, number, string]> = [
-          [{ op: "add", path: "status", value: "active" }, 10404, "Operation add not supported"],
-          [{ op: "remove", path: "homepage" }, 10404, "Operation remove not supported"],
-          [{ op: "replace", path: "/status", value: "active" }, 10405, "Modifying path /status not supported"],
-          [{ op: "replace", path: "domain", value: "x.example" }, 10405, "Modifying path domain not supported"],
+          [{ op: "add", path: "status", value: "active" }, 10404, "Operation given in op not supported"],
+          [{ op: "remove", path: "homepage" }, 10404, "Operation given in op not supported"],
+          [{ op: "replace", path: "/status", value: "active" }, 10405, "Modifying path given in path not supported"],
+          [{ op: "replace", path: "domain", value: "x.example" }, 10405, "Modifying path given in path not supported"],
           [{ op: "replace", path: "status", value: "deleted" }, 10406, "invalid value for status"],
           [{ op: "replace", path: "status", value: null }, 10406, "invalid value for status"],
           [{ op: "replace", path: "homepage", value: "not a url" }, 10406, "invalid value for homepage"],

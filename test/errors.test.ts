@@ -15,6 +15,10 @@ const OWN_CODES = [
   10506, 10507, 10600, 10900, 10999
 ]
 
+/** Text no answer may carry back: markup around a word no rule could produce on its own. */
+const MARKER_TEXT = "zq-echo-marker"
+const MARKER = `<b>${MARKER_TEXT}</b>`
+
 /** A failure answer in the one documented shape: `{errors: [{code, message}, ...]}` and nothing else. */
 const expectErrorBody = (reply: Reply, context: string) => {
   expect(reply.headers.get("content-type"), context).toMatch(/^application\/json/)
@@ -89,6 +93,90 @@ describe("errors as data (E31, failure bodies)", () => {
         }
       })
     )
+
+    it.effect("no error answer of any endpoint repeats its input: a marker in every field, shape and query never comes back", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domainId = numberAt(
+          (yield* call("POST", "/api/v4/domains", { token: user.token, body: { domain: `echo${Date.now()}.example` } })).body,
+          "objects", 0, "id"
+        )
+        const link = yield* call("POST", `/api/v4/${domainId}/links`, {
+          token: user.token,
+          body: { url: "https://example.com/echo", alias: "echo", override_404_check: 1 }
+        })
+        const linkId = numberAt(link.body, "objects", 0, "id")
+        const document = (yield* call("GET", "/api/v4/openapi.json")).body
+        const resolved = (schema: unknown): unknown => {
+          const ref = at(schema, "$ref")
+          return typeof ref === "string" ? at(document, ...ref.replace("#/", "").split("/")) : schema
+        }
+        /** Every property name declared in a request body schema, unions and nesting included. */
+        const fieldsOf = (schema: unknown, depth = 0): Array<string> => {
+          const node = resolved(schema)
+          if (depth > 4 || typeof node !== "object" || node === null) return []
+          const own = Object.keys((at(node, "properties") ?? {}) as object)
+          const nested = Object.values(node).flatMap((child) =>
+            Array.isArray(child) ? child.flatMap((item) => fieldsOf(item, depth + 1)) : fieldsOf(child, depth + 1)
+          )
+          return [...new Set([...own, ...nested])]
+        }
+        const values: ReadonlyArray<unknown> = [MARKER, [MARKER], { [MARKER]: MARKER }, [{ name: MARKER, shared: MARKER }], 1.5]
+        const generic: ReadonlyArray<unknown> = [
+          MARKER,
+          [MARKER],
+          { [MARKER]: MARKER },
+          [{ op: MARKER, path: MARKER, value: MARKER }],
+          [{ op: "replace", path: MARKER }],
+          ...["/alias", "/notes", "/notify_on_click", "/url", "/delete_on", "/archive_on"].map((path) => [{ op: "replace", path, value: MARKER }]),
+          ...["/alias", "/notes", "/url"].map((path) => [{ op: "replace", path, value: [MARKER] }]),
+          { op: MARKER, path: MARKER, value: MARKER },
+          ...["status", "homepage", "url_404"].map((path) => ({ op: "replace", path, value: MARKER })),
+          { op: "replace", path: "homepage", value: { [MARKER]: 1 } }
+        ]
+        const fill = (template: string) =>
+          template.replace("{domain_id}", String(domainId)).replace("{link_id}", String(linkId)).replace(/\{[a-z_]+\}/g, "1")
+        const paths = Object.entries(at(document, "paths") as Record<string, Record<string, unknown>>)
+        let checked = 0
+        for (const version of ["v4", "v3"]) {
+          for (const [template, operations] of paths) {
+            if (!template.startsWith("/api/v4/")) continue
+            const path = fill(template).replace("/api/v4/", `/api/${version}/`)
+            for (const [method, operation] of Object.entries(operations)) {
+              if (method === "delete") continue
+              const query = ((at(operation, "parameters") ?? []) as ReadonlyArray<unknown>)
+                .filter((parameter) => at(parameter, "in") === "query")
+                .map((parameter) => `${String(at(parameter, "name"))}=${encodeURIComponent(MARKER)}`)
+              const requests: Array<{ readonly target: string; readonly options: { rawBody?: string; body?: unknown } }> = [
+                { target: query.length === 0 ? path : `${path}?${query.join("&")}`, options: {} }
+              ]
+              if (method !== "get") {
+                // E1 and E2 repeat the e-mail they refuse (DECISIONS, Errors): no string e-mail is sent to them.
+                const login = /\/(validate_login|access_token)$/.test(template)
+                const fields = fieldsOf(at(operation, "requestBody", "content", "application/json", "schema"))
+                const bodies = [
+                  ...(login ? [[MARKER], { email: [MARKER], password: MARKER }] : generic),
+                  ...values.flatMap((value) => fields.filter((field) => !(login && field === "email" && typeof value === "string")).map((field) => ({ [field]: value }))),
+                  ...values.filter((value) => !login || typeof value !== "string").map((value) => Object.fromEntries(fields.map((field) => [field, value])))
+                ]
+                requests.push(
+                  { target: path, options: { rawBody: `{"${MARKER}": ${MARKER}` } },
+                  ...bodies.map((body) => ({ target: path, options: { body } }))
+                )
+              }
+              for (const { target, options } of requests) {
+                const reply = yield* call(method.toUpperCase(), target, { token: user.token, ...options })
+                checked++
+                if (reply.status < 400) continue
+                const context = `${method} ${target} ${options.rawBody ?? JSON.stringify(options.body)} -> ${reply.status} ${reply.text}`
+                expect(reply.text.toLowerCase(), context).not.toContain(MARKER_TEXT)
+              }
+            }
+          }
+        }
+        expect(checked).toBeGreaterThan(500)
+      })
+    , 120_000)
 
     it.effect("property: random bodies and queries get a documented answer, and refused requests change nothing", () =>
       Effect.gen(function* () {

@@ -88,25 +88,25 @@ describe("links: E12 update", () => {
       })
     )
 
-    it.effect("op and path: only replace (the default), the six paths with their slash; 10130, 10131 with the value as given", () =>
+    it.effect("op and path: only replace (the default), the six paths with their slash; 10130, 10131 naming the field, not the value", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
         const domainId = yield* domainOf(user)
         const id = yield* linkOf(user, domainId)
         const add = yield* patch(user, domainId, id, [{ op: "add", path: "/notes", value: "x" }])
         expect(add.status).toBe(400)
-        expect(errors(add)).toEqual([{ code: 10130, message: "Operation add not supported" }])
-        expect(errors(yield* patch(user, domainId, id, [{ op: 7, path: "/notes", value: "x" }]))).toEqual([
-          { code: 10130, message: "Operation 7 not supported" }
+        expect(errors(add)).toEqual([{ code: 10130, message: "Operation given in 0.op not supported" }])
+        expect(errors(yield* patch(user, domainId, id, [replace("/notes", "x"), { op: 7, path: "/notes", value: "x" }]))).toEqual([
+          { code: 10130, message: "Operation given in 1.op not supported" }
         ])
-        expect(errors(yield* patch(user, domainId, id, ["replace"]))).toEqual([{ code: 10130, message: "Operation replace not supported" }])
+        expect(errors(yield* patch(user, domainId, id, ["replace"]))).toEqual([{ code: 10130, message: "Operation given in 0 not supported" }])
         for (const path of ["notes", "/status", "/NOTES", "/redirect_type"]) {
           expect(errors(yield* patch(user, domainId, id, [replace(path, "x")])), path).toEqual([
-            { code: 10131, message: `Modifying path ${path} not supported` }
+            { code: 10131, message: "Modifying path given in 0.path not supported" }
           ])
         }
         expect(errors(yield* patch(user, domainId, id, [{ value: "x" }]))).toEqual([
-          { code: 10131, message: "Modifying path (missing) not supported" }
+          { code: 10131, message: "Modifying path given in 0.path not supported" }
         ])
         const both = yield* patch(user, domainId, id, [{ op: "remove", path: "/tags" }])
         expect(codes(both)).toEqual([10130, 10131])
@@ -183,7 +183,7 @@ describe("links: E12 update", () => {
         expect(many.status).toBe(400)
         expect(errors(many)).toEqual([
           { code: 10112, message: "delete_on must be after current time" },
-          { code: 10130, message: "Operation move not supported" },
+          { code: 10130, message: "Operation given in 4.op not supported" },
           { code: 10132, message: "/url value invalid" },
           { code: 10134, message: "/notes value invalid" },
           { code: 10140, message: "OTHER" }

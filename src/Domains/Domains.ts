@@ -40,7 +40,7 @@ const requireAccountAdmin = (caller: Caller) => (caller.role === "account_admin"
 
 const changeOf = (operation: DomainOperation) => {
   const { op, path, value } = operation
-  if (op !== "replace") return Effect.fail(UpdateOperationUnsupported.of(op))
+  if (op !== "replace") return Effect.fail(UpdateOperationUnsupported.of("given in op"))
   switch (path) {
     case "status":
       return value === "active" || value === "disabled"
@@ -52,7 +52,7 @@ const changeOf = (operation: DomainOperation) => {
       return Option.isNone(url) ? Effect.fail(UpdateValueInvalid.of(path)) : Effect.succeed<DomainChanges>({ [path]: url.value })
     }
     default:
-      return Effect.fail(UpdatePathUnsupported.of(path))
+      return Effect.fail(UpdatePathUnsupported.of("given in path"))
   }
 }
 

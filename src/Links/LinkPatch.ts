@@ -1,7 +1,7 @@
 import { Either, Option } from "effect"
 import type { InvalidInput } from "../Platform/Failure.ts"
 import { type InputProblem, invalidInputOf, problem } from "./LinkErrors.ts"
-import { codePointLength, isAbsent, isPlainObject } from "./InputValues.ts"
+import { isAbsent, isPlainObject } from "./InputValues.ts"
 import {
   appendUtmValues,
   checkAlias,
@@ -18,10 +18,11 @@ import {
  * into the changes they ask for, or every problem they have. Pure; the database (alias taken, the
  * link's stored dates and UTM values) and the 404 check are the use case's part.
  *
- * - `op`: "replace", the default when absent or null; anything else 10130 with the op as given.
- * - `path`: one of `PATCH_PATHS`, exactly (leading slash, lower case); anything else 10131 with the
- *   path as given. An operation with a bad op or path has its value left unchecked.
- * - An element that is not an object: 10130 with the element as given.
+ * - `op`: "replace", the default when absent or null; anything else 10130 naming the field
+ *   ("Operation given in 0.op not supported"), never the value.
+ * - `path`: one of `PATCH_PATHS`, exactly (leading slash, lower case); anything else 10131 naming the
+ *   field. An operation with a bad op or path has its value left unchecked.
+ * - An element that is not an object: 10130 naming the element ("given in 0").
  * - Values by the rules of LinkRules with context "update": /url 10132, /alias 10133, /notes
  *   10134/10135 (null or no value clears them), /notify_on_click 0 or 1 (10153, a value is required),
  *   /delete_on and /archive_on a future Unix timestamp (integer or decimal string) or null / no value
@@ -34,9 +35,6 @@ export const PATCH_PATHS = ["/alias", "/notes", "/notify_on_click", "/url", "/de
 export type PatchPath = (typeof PATCH_PATHS)[number]
 
 export const MAX_OPERATIONS = 6
-
-/** How much of a wrong op or path is echoed back in a message. */
-const MAX_SHOWN = 100
 
 /** What a link update changes; absent keys stay as they are. `null` dates clear the date. */
 export interface LinkChanges {
@@ -55,11 +53,8 @@ export interface PatchReading {
   readonly invalid: ReadonlySet<PatchPath>
 }
 
-/** A value as given, for a message: strings as they are, anything else as JSON; cut at 100 characters. */
-export const shown = (raw: unknown): string => {
-  const text = raw === undefined ? "(missing)" : typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw))
-  return codePointLength(text) <= MAX_SHOWN ? text : `${[...text].slice(0, MAX_SHOWN).join("")}…`
-}
+/** Where a wrong value was given, for a message that must not repeat it: `given in 0.op`. */
+const givenIn = (index: number, key?: string) => `given in ${key === undefined ? index : `${index}.${key}`}`
 
 const isPatchPath = (raw: unknown): raw is PatchPath => typeof raw === "string" && (PATCH_PATHS as ReadonlyArray<string>).includes(raw)
 
@@ -106,17 +101,17 @@ export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchR
   const problems: Array<InputProblem> = []
   const invalid = new Set<PatchPath>()
   let changes: LinkChanges = {}
-  for (const operation of body) {
+  for (const [index, operation] of body.entries()) {
     if (!isPlainObject(operation)) {
-      problems.push(problem(10130, shown(operation)))
+      problems.push(problem(10130, givenIn(index)))
       continue
     }
     const op = operation["op"]
     const opOk = isAbsent(op) || op === "replace"
-    if (!opOk) problems.push(problem(10130, shown(op)))
+    if (!opOk) problems.push(problem(10130, givenIn(index, "op")))
     const path = operation["path"]
     if (!isPatchPath(path)) {
-      problems.push(problem(10131, shown(path)))
+      problems.push(problem(10131, givenIn(index, "path")))
       continue
     }
     if (!opOk) continue

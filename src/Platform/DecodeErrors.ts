@@ -5,6 +5,24 @@ import { ErrorCatalogue, type ErrorStatus, isErrorCode } from "./ErrorCatalogue.
 
 const describePath = (path: ReadonlyArray<PropertyKey>) => (path.length === 0 ? "body" : path.map(String).join("."))
 
+/**
+ * What is wrong with a field no code covers, from the kind of problem alone: the framework's own
+ * message repeats the value it was given (and the schema's internals), and an answer never repeats
+ * the request.
+ */
+const problemOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]) => {
+  switch (issue._tag) {
+    case "Missing":
+      return "is required"
+    case "Unexpected":
+      return "is not expected"
+    case "Type":
+      return "has the wrong type"
+    default:
+      return "is invalid"
+  }
+}
+
 /** Every problem of a request that failed to decode, as catalogue errors (see `Platform/Coded.ts`). */
 export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiError => {
   const items: Array<ErrorItem> = []
@@ -21,12 +39,12 @@ export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiErro
     const item =
       marked !== undefined && isErrorCode(marked.code)
         ? ApiError.item(marked.code, field)
-        : ApiError.item(10153, `${field}: ${issue.message}`)
+        : ApiError.item(10153, `${field} ${problemOf(issue)}`)
     if (seen.has(item.code) && item.code !== 10153) continue
     seen.add(item.code)
     items.push(item)
     status ??= (marked?.status as ErrorStatus | undefined) ?? (isErrorCode(item.code) ? ErrorCatalogue[item.code].status : 400)
   }
   const [first, ...rest] = items
-  return first === undefined ? ApiError.of(10153, error.message) : ApiError.all([first, ...rest], status)
+  return first === undefined ? ApiError.of(10153, "body is invalid") : ApiError.all([first, ...rest], status)
 }
