@@ -227,6 +227,9 @@ describe("checkNotes", () => {
   })
 })
 
+/** Four labels of 61 letters and one of 5, dot-separated: 253 characters. */
+const HOST_253 = `${"a".repeat(61)}.`.repeat(4) + "abcde"
+
 describe("checkUrl", () => {
   const base = "https://example.com/"
   const cases: ReadonlyArray<readonly [string, unknown, string | undefined]> = [
@@ -248,6 +251,13 @@ describe("checkUrl", () => {
     ["a space", "https://example.com/a b", undefined],
     ["a leading space", " https://example.com/", undefined],
     ["no host", "https://", undefined],
+    ["a 63-character label", `https://${"a".repeat(63)}.example/`, `https://${"a".repeat(63)}.example/`],
+    ["a 64-character label", `https://${"a".repeat(64)}.example/`, undefined],
+    ["a 300-character label", `https://${"a".repeat(300)}.example/`, undefined],
+    ["a 253-character host", `https://${HOST_253}/`, `https://${HOST_253}/`],
+    ["a 254-character host", `https://${HOST_253}f/`, undefined],
+    ["a 253-character host and its trailing dot", `https://${HOST_253}./`, `https://${HOST_253}./`],
+    ["an IDN label over 63 characters as punycode", `https://${"ü".repeat(60)}.example/`, undefined],
     ["empty", "", undefined],
     ["a number", 42, undefined],
     ["null", null, undefined],

@@ -275,6 +275,23 @@ describe("links: E4 create, E5 validate, E11 by id, E13 by alias", () => {
       })
     )
 
+    it.effect("host labels over 63 characters and hosts over 253 are refused: E4 10100, E5 10100, E12 10132", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domainId = yield* domainOf(user)
+        const id = numberAt((yield* create(user, domainId, { url: "https://example.com/", override_404_check: 1 })).body, "objects", 0, "id")
+        const longest = `https://${"a".repeat(63)}.example/x`
+        for (const url of [`https://${"a".repeat(300)}.example/x`, `https://${`${"a".repeat(61)}.`.repeat(4)}abcdef/`, `https://${"a".repeat(64)}.example/`]) {
+          expect(codes(yield* create(user, domainId, { url, override_404_check: 1 })), url).toEqual([10100])
+          expect(codes(yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url } })), url).toEqual([10100])
+          expect(codes(yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url: encodeURIComponent(url) } })), url).toEqual([10100])
+          const patched = yield* call("PATCH", `/api/v4/${domainId}/links/${id}`, { token: user.token, body: [{ op: "replace", path: "/url", value: url }] })
+          expect(codes(patched), url).toEqual([10132])
+        }
+        expect((yield* call("POST", "/api/v4/links/validate", { token: user.token, body: { url: longest } })).body).toEqual({ objects: [{ url: longest }] })
+      })
+    )
+
     it.effect("E5 answers the form E4 stores; E4 takes its url as given, never decoded", () =>
       Effect.gen(function* () {
         const user = yield* newUser()

@@ -1,8 +1,19 @@
 export const MAX_URL_LENGTH = 4096
 
 /**
+ * A host name as DNS can hold it: labels of at most 63 characters, at most 253 in all (a trailing
+ * dot aside), counted in the parsed form (IDN labels as punycode). IP literals always fit.
+ */
+const fitsDns = (hostname: string) => {
+  if (hostname.startsWith("[")) return true
+  const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname
+  return name.length <= 253 && name.split(".").every((label) => label.length <= 63)
+}
+
+/**
  * A full http(s) URL as stored and answered: the parsed, normalised `href`. Undefined for anything
- * else: other schemes, no host, credentials, whitespace or control characters, over 4096 characters.
+ * else: other schemes, no host, a host DNS cannot hold, credentials, whitespace or control
+ * characters, over 4096 characters.
  * With `assumeHttp`, an input without a scheme gets `http://` first.
  */
 export const parseHttpUrl = (raw: string, options: { readonly assumeHttp: boolean }): string | undefined => {
@@ -18,7 +29,7 @@ export const parseHttpUrl = (raw: string, options: { readonly assumeHttp: boolea
     return undefined
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
-  if (url.hostname === "" || url.username !== "" || url.password !== "") return undefined
+  if (url.hostname === "" || url.username !== "" || url.password !== "" || !fitsDns(url.hostname)) return undefined
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(withScheme)) return undefined
   return url.href.length > MAX_URL_LENGTH ? undefined : url.href
 }
