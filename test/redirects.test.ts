@@ -1,6 +1,7 @@
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { ENTRY_OVERHEAD_BYTES, Lru, redirectCacheDefaults } from "../src/Redirect/RedirectCache.ts"
 import { call, newUser, numberAt } from "./support/Http.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
@@ -223,5 +224,39 @@ describe("redirects", () => {
         expect(click?.country).toBeNull()
       })
     )
+  })
+})
+
+describe("the redirect caches' LRU", () => {
+  const keyOf = (n: number, length: number) => `7:${String(n).padStart(length - 2, "a")}`
+
+  it("evicts by bytes as well as by count: long keys make room sooner than the count says", () => {
+    const lru = new Lru<true>(100_000, 10_000)
+    for (let n = 0; n < 1_000; n++) lru.set(keyOf(n, 42), true)
+    expect(lru.size).toBe(Math.floor(10_000 / (42 + ENTRY_OVERHEAD_BYTES)))
+    expect(lru.bytes).toBe(lru.size * (42 + ENTRY_OVERHEAD_BYTES))
+    expect(lru.get(keyOf(0, 42))).toBeUndefined()
+    expect(lru.get(keyOf(999, 42))).toBe(true)
+    const short = new Lru<true>(50, 10_000)
+    for (let n = 0; n < 1_000; n++) short.set(keyOf(n, 6), true)
+    expect(short.size).toBe(50)
+  })
+
+  it("counts a key set twice once, and gives its bytes back when it is deleted or cleared", () => {
+    const lru = new Lru<true>(10, 1_000)
+    lru.set("7:alias", true)
+    lru.set("7:alias", true)
+    expect(lru.bytes).toBe(7 + ENTRY_OVERHEAD_BYTES)
+    lru.delete("7:alias")
+    lru.delete("7:alias")
+    expect(lru.bytes).toBe(0)
+    lru.set("7:other", true)
+    lru.clear()
+    expect([lru.size, lru.bytes]).toEqual([0, 0])
+  })
+
+  it("the negative cache of the redirect path is bounded at 8 MiB as well as 100,000 entries", () => {
+    expect(redirectCacheDefaults.unknownAliases).toBe(100_000)
+    expect(redirectCacheDefaults.unknownAliasBytes).toBe(8 * 1024 * 1024)
   })
 })

@@ -20,10 +20,20 @@ export interface LinkEntry {
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
 export type LinkLookup = LinkEntry | null | undefined
 
-/** A map that forgets its least recently used entry past `capacity`. */
-class Lru<V> {
+/** What an entry is counted as against a byte bound: its key's characters and this much besides. */
+export const ENTRY_OVERHEAD_BYTES = 64
+
+/**
+ * A map that forgets its least recently used entries past `capacity` entries or `maxBytes`, each
+ * entry counted as its key's length plus `ENTRY_OVERHEAD_BYTES` (keys are ASCII).
+ */
+export class Lru<V> {
   private readonly entries = new Map<string, V>()
-  constructor(private readonly capacity: number) {}
+  private counted = 0
+  constructor(
+    private readonly capacity: number,
+    private readonly maxBytes = Number.POSITIVE_INFINITY
+  ) {}
   get(key: string): V | undefined {
     const value = this.entries.get(key)
     if (value !== undefined) {
@@ -33,32 +43,52 @@ class Lru<V> {
     return value
   }
   set(key: string, value: V) {
-    this.entries.delete(key)
+    this.delete(key)
     this.entries.set(key, value)
-    if (this.entries.size > this.capacity) {
+    this.counted += key.length + ENTRY_OVERHEAD_BYTES
+    while (this.entries.size > this.capacity || this.counted > this.maxBytes) {
       const oldest = this.entries.keys().next()
-      if (oldest.done !== true) this.entries.delete(oldest.value)
+      if (oldest.done === true) break
+      this.delete(oldest.value)
     }
   }
   delete(key: string) {
-    this.entries.delete(key)
+    if (this.entries.delete(key)) this.counted -= key.length + ENTRY_OVERHEAD_BYTES
   }
   clear() {
     this.entries.clear()
+    this.counted = 0
   }
   get size() {
     return this.entries.size
   }
+  get bytes() {
+    return this.counted
+  }
 }
+
+/**
+ * A key of its own: the alias is a slice of the request's URL, and V8 keeps a slice's whole parent
+ * string alive, so a kept key held its request's query string too (up to the 16 KiB header limit).
+ * Keys are ASCII.
+ */
+const ownCopy = (key: string) => Buffer.from(key, "latin1").toString("latin1")
 
 export interface RedirectCacheOptions {
   readonly links: number
   readonly unknownAliases: number
+  /** The negative cache's bound in bytes as `Lru` counts them, besides its count. */
+  readonly unknownAliasBytes: number
   /** How long a cache miss may wait for the database before the redirect answers 503. */
   readonly queryTimeoutMs: number
 }
 
-export const redirectCacheDefaults: RedirectCacheOptions = { links: 100_000, unknownAliases: 100_000, queryTimeoutMs: 2000 }
+export const redirectCacheDefaults: RedirectCacheOptions = {
+  links: 100_000,
+  unknownAliases: 100_000,
+  unknownAliasBytes: 8 * 1024 * 1024,
+  queryTimeoutMs: 2000
+}
 
 interface LinkRow {
   id: string | number
@@ -102,7 +132,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     const feed = yield* ChangeFeed
     let domains = new Map<string, DomainEntry>()
     const links = new Lru<LinkEntry>(options.links)
-    const unknown = new Lru<true>(options.unknownAliases)
+    const unknown = new Lru<true>(options.unknownAliases, options.unknownAliasBytes)
     // Bumped by every eviction: a lookup started before one may hold what the eviction was about.
     let generation = 0
     const inFlight = new Map<string, Promise<LinkEntry | null>>()
@@ -178,8 +208,8 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
             ? null
             : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type }
         if (started === generation) {
-          if (entry === null) unknown.set(key, true)
-          else links.set(key, entry)
+          if (entry === null) unknown.set(ownCopy(key), true)
+          else links.set(ownCopy(key), entry)
         }
         return entry
       } finally {
@@ -208,7 +238,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
         }
         return pending
       },
-      sizes: () => ({ domains: domains.size, links: links.size, unknownAliases: unknown.size })
+      sizes: () => ({ domains: domains.size, links: links.size, unknownAliases: unknown.size, unknownAliasBytes: unknown.bytes })
     }
   })
 
