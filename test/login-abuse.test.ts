@@ -6,6 +6,109 @@ import { Passwords } from "../src/Auth/Passwords.ts"
 import { call, codes, newUser, PASSWORD, timed } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
 
+/** A login from the client at `address` (the test server trusts 127.0.0.1 as its proxy). */
+const loginFrom = (address: string, email: string, password: string) =>
+  call("POST", "/api/v4/validate_login", { body: { email, password }, headers: { "x-forwarded-for": address } })
+
+describe("login floods", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
+    it.effect("a flood from many networks is capped: excess logins get 503 10901 at once and other requests are not starved", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const flood = Array.from({ length: 150 }, (_, i) =>
+          loginFrom(`10.1.${Math.floor(i / 2)}.1`, `flood${i}.${Date.now()}@example.com`, "x".repeat(20))
+        )
+        const floodFiber = yield* Effect.fork(
+          Effect.all(
+            flood.map((request) => timed(request)),
+            { concurrency: "unbounded" }
+          ).pipe(Effect.map((results) => ({ results, finished: performance.now() })))
+        )
+        yield* Effect.sleep("50 millis")
+        const [other] = yield* timed(call("GET", "/api/v4/domains", { token: user.token }))
+        const otherFinished = performance.now()
+        const { results, finished } = yield* floodFiber.await.pipe(Effect.flatten)
+        expect(other.status).toBe(200)
+        expect(otherFinished).toBeLessThan(finished)
+        const statuses = results.map(([reply]) => reply.status)
+        expect(statuses.every((s) => s === 401 || s === 503)).toBe(true)
+        const busy = results.filter(([reply]) => reply.status === 503)
+        expect(busy.length).toBeGreaterThan(0)
+        for (const [reply] of busy) {
+          expect(codes(reply)).toEqual([10901])
+        }
+        expect(results.filter(([reply]) => reply.status === 401).length).toBeGreaterThanOrEqual(64)
+      })
+    , 60_000)
+
+    it.effect("failures slow the network they come from: the owner's login from elsewhere is not delayed", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (let i = 0; i < 5; i++) expect((yield* loginFrom("10.3.0.1", user.email, "wrong password 123")).status).toBe(401)
+        const [slowed, slowedMs] = yield* timed(loginFrom("10.3.0.1", user.email, "wrong password 123"))
+        expect(slowed.status).toBe(401)
+        expect(slowedMs).toBeGreaterThanOrEqual(990)
+        const [owner, ownerMs] = yield* timed(loginFrom("10.4.0.1", user.email, PASSWORD))
+        expect(owner.status).toBe(200)
+        expect(ownerMs).toBeLessThan(240)
+      })
+    , 60_000)
+
+    it.effect("20 failures from any networks together slow every attempt on the e-mail", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (let i = 0; i < 20; i++) expect((yield* loginFrom(`10.5.${i}.1`, user.email, "wrong password 123")).status).toBe(401)
+        const [reply, ms] = yield* timed(loginFrom("10.6.0.1", user.email, PASSWORD))
+        expect(reply.status).toBe(200)
+        expect(ms).toBeGreaterThanOrEqual(240)
+      })
+    , 60_000)
+
+    it.effect("parallel guesses at a slowed e-mail are judged one at a time, each after its full delay", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (let i = 0; i < 3; i++) yield* loginFrom("10.7.0.1", user.email, "wrong password 123")
+        // Counted before judging, in line: 250, 500 and 1,000 ms one after the other, not 250 ms side by side.
+        const started = performance.now()
+        const replies = yield* Effect.all(
+          Array.from({ length: 3 }, () => loginFrom("10.7.0.1", user.email, "wrong password 123")),
+          { concurrency: "unbounded" }
+        )
+        expect(replies.map((reply) => reply.status)).toEqual([401, 401, 401])
+        expect(performance.now() - started).toBeGreaterThanOrEqual(1700)
+      })
+    , 60_000)
+
+    it.effect("hashing is shared between networks: under a flood from six, a login from a seventh is answered within a second", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        // Six networks, each keeping 20 wrong logins under way for 4 seconds (each of them under the rate limit would do).
+        const deadline = performance.now() + 4000
+        let guesses = 0
+        const attacker = (network: number) =>
+          Effect.gen(function* () {
+            while (performance.now() < deadline) {
+              // A new e-mail each time: the per-e-mail slow-down does not hold these back.
+              const reply = yield* loginFrom(`10.2.${network}.1`, `guess${network}.${++guesses}@example.com`, "wrong password 123")
+              if (reply.status === 503) yield* Effect.sleep("20 millis")
+            }
+          })
+        const flood = yield* Effect.fork(
+          Effect.all(
+            Array.from({ length: 6 * 20 }, (_, i) => attacker(i % 6)),
+            { concurrency: "unbounded", discard: true }
+          )
+        )
+        yield* Effect.sleep("1500 millis")
+        const [reply, took] = yield* timed(loginFrom("192.0.2.7", user.email, PASSWORD))
+        yield* flood.await
+        expect(reply.status, reply.text).toBe(200)
+        expect(took).toBeLessThan(1000)
+      })
+    , 60_000)
+  })
+})
+
 describe("login abuse", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("repeated failures on one e-mail get growing delays, for known and unknown e-mails alike", () =>
@@ -37,34 +140,6 @@ describe("login abuse", () => {
       })
     , 60_000)
 
-    it.effect("a login flood is capped: excess logins get 503 10901 at once and other requests are not starved", () =>
-      Effect.gen(function* () {
-        const user = yield* newUser()
-        const flood = Array.from({ length: 150 }, (_, i) =>
-          call("POST", "/api/v4/validate_login", { body: { email: `flood${i}.${Date.now()}@example.com`, password: "x".repeat(20) } })
-        )
-        const floodFiber = yield* Effect.fork(
-          Effect.all(
-            flood.map((request) => timed(request)),
-            { concurrency: "unbounded" }
-          ).pipe(Effect.map((results) => ({ results, finished: performance.now() })))
-        )
-        yield* Effect.sleep("50 millis")
-        const [other] = yield* timed(call("GET", "/api/v4/domains", { token: user.token }))
-        const otherFinished = performance.now()
-        const { results, finished } = yield* floodFiber.await.pipe(Effect.flatten)
-        expect(other.status).toBe(200)
-        expect(otherFinished).toBeLessThan(finished)
-        const statuses = results.map(([reply]) => reply.status)
-        expect(statuses.every((s) => s === 401 || s === 503)).toBe(true)
-        const busy = results.filter(([reply]) => reply.status === 503)
-        expect(busy.length).toBeGreaterThan(0)
-        for (const [reply] of busy) {
-          expect(codes(reply)).toEqual([10901])
-        }
-        expect(results.filter(([reply]) => reply.status === 401).length).toBeGreaterThanOrEqual(64)
-      })
-    , 60_000)
   })
 })
 
@@ -116,7 +191,7 @@ describe("Passwords (argon2id on threads of the lowest CPU priority)", () => {
           { concurrency: "unbounded" }
         )
         expect(answers).toEqual([true, false, false, false])
-      }).pipe(Effect.provide(Passwords.Default({ concurrency: 2, maxWaiting: 4, cores: 2 })))
+      }).pipe(Effect.provide(Passwords.Default({ concurrency: 2, maxWaiting: 4, perNetwork: 4, cores: 2 })))
       // A terminated worker's OS thread can stay listed for a moment after its exit event.
       for (let waited = 0; niced() !== before && waited < 2000; waited += 20) yield* Effect.sleep("20 millis")
       expect(niced()).toBe(before)

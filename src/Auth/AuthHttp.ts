@@ -5,6 +5,7 @@ import { ApiError, ErrorItem } from "../Platform/ApiError.ts"
 import { CurrentUser } from "./Authentication.ts"
 import type { InvalidCredentials } from "./AuthErrors.ts"
 import { Sessions } from "./Sessions.ts"
+import { ClientNetwork } from "../Platform/ClientIp.ts"
 
 /**
  * A refused login's answer carries `success: 0` beside its error, like the real API's. The edge
@@ -18,13 +19,15 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
     const sessions = yield* Sessions
     return handlers
       .handle("validateLogin", ({ payload }) =>
-        sessions.validateLogin(payload.email ?? "", payload.password ?? "").pipe(
+        Effect.flatMap(ClientNetwork, (network) => sessions.validateLogin(payload.email ?? "", payload.password ?? "", network)).pipe(
           Effect.map((user) => ({ success: 1 as const, user })),
           Effect.catchTag("InvalidCredentials", refused)
         )
       )
       .handle("accessToken", ({ payload }) =>
-        sessions.accessToken({ email: payload.email ?? "", password: payload.password, refreshToken: payload.refresh_token }).pipe(
+        Effect.flatMap(ClientNetwork, (network) =>
+          sessions.accessToken({ email: payload.email ?? "", password: payload.password, refreshToken: payload.refresh_token, network })
+        ).pipe(
           Effect.map((session) => ({ success: 1 as const, user: session.user, access_token: session.accessToken, expires: session.expires })),
           Effect.catchTag("InvalidCredentials", refused)
         )

@@ -1,44 +1,118 @@
-import { Clock, Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 
+/** Failures from one network on one e-mail before its attempts wait. */
 const FREE_FAILURES = 3
+/** Failures from all networks together on one e-mail before every attempt on it waits. */
+const FREE_FAILURES_ANY_NETWORK = 20
 const MAX_DELAY_MS = 8_000
 const FORGET_AFTER_MS = 15 * 60_000
-const MAX_TRACKED = 100_000
+const MAX_TRACKED_EMAILS = 100_000
+const MAX_TRACKED_NETWORKS = 1_000
+
+interface Failures {
+  count: number
+  last: number
+}
+
+/** What is known of one e-mail: its failures from every network together, and from each. */
+interface EmailRecord {
+  readonly any: Failures
+  readonly networks: Map<string, Failures>
+  readonly lock: Effect.Semaphore
+  readonly networkLocks: Map<string, Effect.Semaphore>
+}
+
+const fresh = (failures: Failures | undefined, now: number) =>
+  failures === undefined || now - failures.last > FORGET_AFTER_MS ? 0 : failures.count
+
+const delayAfter = (count: number, free: number) => (count < free ? 0 : Math.min(MAX_DELAY_MS, 250 * 2 ** (count - free)))
+
+const counted = (failures: Failures | undefined, now: number, by: 1 | -1): Failures => ({
+  count: Math.max(0, fresh(failures, now) + by),
+  last: now
+})
 
 /**
- * Growing delays for repeated login failures on one e-mail (known or not): after 3 failures each
- * attempt waits 250 ms, then 500 ms, 1 s, ... up to 8 s, until a success or 15 quiet minutes.
- * Counted per instance; requests without an e-mail cannot match an account and are not counted.
+ * Growing delays for repeated login failures on one e-mail (known or not), from the network that
+ * failed: after 3 failures each of its attempts waits 250 ms, then 500 ms, 1 s, ... up to 8 s, until a
+ * success or 15 quiet minutes; so someone who knows an address does not slow its owner's login from
+ * elsewhere. After 20 failures from all networks together, every attempt on the e-mail waits the same
+ * way. An attempt counts as a failure before it is judged, and while an e-mail (or one network's
+ * attempts on it) is slowed its verdicts come one at a time: parallel guesses wait in line, each its
+ * full delay. Counted per instance; requests without an e-mail cannot match an account and are not
+ * counted.
  */
 export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottle", {
   sync: () => {
-    const failures = new Map<string, { count: number; last: number }>()
+    const emails = new Map<string, EmailRecord>()
     const keyOf = (email: string) => email.trim().toLowerCase().slice(0, 320)
 
-    const delayFor = (email: string, now: number) => {
-      const entry = failures.get(keyOf(email))
-      if (entry === undefined || now - entry.last > FORGET_AFTER_MS || entry.count < FREE_FAILURES) return 0
-      return Math.min(MAX_DELAY_MS, 250 * 2 ** (entry.count - FREE_FAILURES))
+    const recordOf = (key: string): EmailRecord => {
+      const known = emails.get(key)
+      if (known !== undefined) return known
+      if (emails.size >= MAX_TRACKED_EMAILS) emails.delete(emails.keys().next().value!)
+      const record: EmailRecord = {
+        any: { count: 0, last: 0 },
+        networks: new Map(),
+        lock: Effect.unsafeMakeSemaphore(1),
+        networkLocks: new Map()
+      }
+      emails.set(key, record)
+      return record
+    }
+
+    const networkLock = (record: EmailRecord, network: string) => {
+      const known = record.networkLocks.get(network)
+      if (known !== undefined) return known
+      if (record.networkLocks.size >= MAX_TRACKED_NETWORKS) record.networkLocks.delete(record.networkLocks.keys().next().value!)
+      const lock = Effect.unsafeMakeSemaphore(1)
+      record.networkLocks.set(network, lock)
+      return lock
+    }
+
+    const delays = (record: EmailRecord, network: string, now: number) => ({
+      network: delayAfter(fresh(record.networks.get(network), now), FREE_FAILURES),
+      any: delayAfter(fresh(record.any, now), FREE_FAILURES_ANY_NETWORK)
+    })
+
+    const count = (record: EmailRecord, network: string, by: 1 | -1) => {
+      const now = Date.now()
+      Object.assign(record.any, counted(record.any, now, by))
+      const failures = counted(record.networks.get(network), now, by)
+      // Re-inserted, so that the networks longest quiet are the first dropped past the bound.
+      record.networks.delete(network)
+      if (record.networks.size >= MAX_TRACKED_NETWORKS) record.networks.delete(record.networks.keys().next().value!)
+      record.networks.set(network, failures)
+    }
+
+    /**
+     * Judges one login attempt on `email` from `network`: waits as the failures call for (in line
+     * while slowed), counts it a failure, then runs `verdict`. A success forgets the e-mail's failures;
+     * a failure that is no refusal (`isRefusal` false: the hashing queue was full) is not held against it.
+     */
+    const judge = <A, E, R>(email: string, network: string, verdict: Effect.Effect<A, E, R>, isRefusal: (error: E) => boolean) => {
+      const key = keyOf(email)
+      if (key === "") return verdict
+      const record = recordOf(key)
+      const attempt = Effect.gen(function* () {
+        const wait = delays(record, network, Date.now())
+        const delay = Math.max(wait.network, wait.any)
+        if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
+        count(record, network, 1)
+        const outcome = yield* Effect.either(verdict)
+        if (Either.isRight(outcome)) emails.delete(key)
+        else if (!isRefusal(outcome.left)) count(record, network, -1)
+        return yield* outcome
+      })
+      const slowed = delays(record, network, Date.now())
+      const inNetworkLine = slowed.network > 0 ? networkLock(record, network).withPermits(1)(attempt) : attempt
+      return slowed.any > 0 ? record.lock.withPermits(1)(inNetworkLine) : inNetworkLine
     }
 
     return {
-      /** Waits as long as this e-mail's recent failures call for. */
-      wait: (email: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const delay = delayFor(email, now)
-          return delay === 0 ? Effect.void : Effect.sleep(Duration.millis(delay))
-        }),
-      failed: (email: string) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          const key = keyOf(email)
-          if (key === "") return
-          const entry = failures.get(key)
-          const count = entry === undefined || now - entry.last > FORGET_AFTER_MS ? 1 : entry.count + 1
-          failures.delete(key)
-          if (failures.size >= MAX_TRACKED) failures.delete(failures.keys().next().value!)
-          failures.set(key, { count, last: now })
-        }),
-      succeeded: (email: string) => Effect.sync(() => void failures.delete(keyOf(email)))
+      judge,
+      /** Forgets every failure on the e-mail, from every network. */
+      forget: (email: string) => Effect.sync(() => void emails.delete(keyOf(email)))
     }
   }
 }) {}

@@ -1,8 +1,8 @@
-import { Effect, Queue } from "effect"
+import { Effect } from "effect"
 import { availableParallelism } from "node:os"
-import { setTimeout as sleep } from "node:timers/promises"
 import { LoginsBusy } from "./AuthErrors.ts"
 import { CpuBudget } from "./CpuBudget.ts"
+import { FairQueue } from "./FairQueue.ts"
 import { type HashThread, hashThreads } from "./HashThreads.ts"
 
 /** Longer inputs are refused before hashing: argon2 cost grows with input length. */
@@ -19,34 +19,36 @@ export const passwordProblem = (password: string, email: string): string | undef
   return undefined
 }
 
+/** The network key of work that comes from no client: the admin CLI and the first start. */
+const LOCAL = "local"
+
 interface PasswordsOptions {
   /** Hashes running at once, each on its own thread; argon2id takes 19 MiB and a core for tens of milliseconds. */
   readonly concurrency: number
   /** Hashes waiting for a thread; past this a login flood is answered 503 at once. */
   readonly maxWaiting: number
+  /** Hashes of one client network waiting or running at once; past this that network is answered 503. */
+  readonly perNetwork: number
   /** Cores hashing may use on average (bursts of a second beyond that), so that a flood leaves redirects alone. */
   readonly cores: number
 }
 
 /**
- * argon2id with the library defaults (m=19456 KiB, t=2, p=1), on threads of the lowest CPU priority.
- * Verification of an unknown e-mail runs against a dummy hash, so the answer and its timing do not
- * tell which e-mails exist.
+ * argon2id with the library defaults (m=19456 KiB, t=2, p=1), on threads of the lowest CPU priority,
+ * shared fairly between client networks (`FairQueue.ts`): a flood from a few networks cannot make a
+ * login from another wait behind it. Verification of an unknown e-mail runs against a dummy hash, so
+ * the answer and its timing do not tell which e-mails exist.
  */
 export class Passwords extends Effect.Service<Passwords>()("Passwords", {
   scoped: Effect.fnUntraced(function* (options: PasswordsOptions) {
     const threads = yield* hashThreads(options.concurrency)
-    const idle = yield* Queue.unbounded<HashThread>()
-    yield* Queue.offerAll(idle, threads)
-    let waiting = 0
-
-    const budget = new CpuBudget(options.cores, 1000, Date.now())
     // Wall-clock pacing on purpose: it shares out real CPU time, whatever clock the caller runs on. A
-    // hash waiting for a core is charged too, so a busy machine slows logins down further.
+    // hash waiting for a core is charged too, so a busy machine slows logins down further. A thread is
+    // handed out only when the budget allows, to the network whose turn it is then.
+    const budget = new CpuBudget(options.cores, 1000, Date.now())
+    const queue = new FairQueue<HashThread>(threads, options.perNetwork, options.maxWaiting, () => budget.delay(Date.now()))
     const paced = <A>(work: () => Promise<A>) =>
       Effect.promise(async () => {
-        const wait = budget.delay(Date.now())
-        if (wait > 0) await sleep(wait)
         const started = Date.now()
         try {
           return await work()
@@ -55,29 +57,30 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
         }
       })
 
-    const onThread = <A>(work: (thread: HashThread) => Promise<A>) =>
-      Effect.acquireUseRelease(
-        Queue.take(idle),
-        (thread) => paced(() => work(thread)),
-        (thread) => Queue.offer(idle, thread)
-      )
-
-    const limited = <A>(work: (thread: HashThread) => Promise<A>) =>
+    /** `work` on a thread, once `network`'s turn comes; 503 10901 at once when its share or the queue is full. */
+    const limited = <A>(network: string, work: (thread: HashThread) => Promise<A>) =>
       Effect.suspend(() => {
-        if (waiting >= options.maxWaiting) return Effect.fail(LoginsBusy.of())
-        waiting++
-        return onThread(work).pipe(Effect.ensuring(Effect.sync(() => waiting--)))
+        if (!queue.admit(network)) return Effect.fail(LoginsBusy.of())
+        return Effect.acquireUseRelease(
+          Effect.async<HashThread>((resume) => queue.take(network, (thread) => resume(Effect.succeed(thread)))),
+          (thread) => paced(() => work(thread)),
+          (thread) => Effect.sync(() => queue.give(network, thread))
+        )
       })
 
-    const dummyHash = yield* onThread((thread) => thread.hash("dummy password that never matches anything"))
+    const dummyHash = yield* limited(LOCAL, (thread) => thread.hash("dummy password that never matches anything")).pipe(Effect.orDie)
 
     return {
-      hash: (password: string) => limited((thread) => thread.hash(password)),
-      /** Whether `password` matches `stored`; with `stored` undefined, the same work against the dummy and false. */
-      verify: (stored: string | undefined, password: string) =>
+      /** A new password's hash (the admin CLI, the first start). */
+      hash: (password: string) => limited(LOCAL, (thread) => thread.hash(password)),
+      /**
+       * Whether `password` matches `stored`, for a login from `network` (`ClientIp.clientNetwork`);
+       * with `stored` undefined, the same work against the dummy and false.
+       */
+      verify: (stored: string | undefined, password: string, network: string = LOCAL) =>
         password.length > MAX_PASSWORD_LENGTH
           ? Effect.succeed(false)
-          : limited((thread) => thread.verify(stored ?? dummyHash, password)).pipe(
+          : limited(network, (thread) => thread.verify(stored ?? dummyHash, password)).pipe(
               Effect.map((ok) => ok && stored !== undefined)
             )
     }
@@ -90,6 +93,7 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
   static readonly layer = Passwords.Default({
     concurrency: Math.max(1, Math.min(4, availableParallelism() - 1)),
     maxWaiting: 64,
+    perNetwork: 2,
     cores: availableParallelism() / 16
   })
 }

@@ -16,6 +16,8 @@ export interface TokenRequest {
   readonly email: string
   readonly password?: string | undefined
   readonly refreshToken?: string | undefined
+  /** The client's network (`ClientIp.clientNetwork`; "local" when not given): failures are counted and hashing shared by it. */
+  readonly network?: string | undefined
 }
 
 export interface Session {
@@ -47,47 +49,54 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
     const tokens = yield* TokenStore
     const throttle = yield* LoginThrottle
 
-    const checked = (email: string, found: Effect.Effect<boolean, LoginsBusy>, user: Option.Option<UserRecord>) =>
-      Effect.gen(function* () {
-        if (!(yield* found) || Option.isNone(user) || user.value.disabled) {
-          yield* throttle.failed(email)
-          return yield* InvalidCredentials.of(email.slice(0, MAX_EMAIL_LENGTH))
-        }
-        yield* throttle.succeeded(email)
-        return user.value
-      })
+    /** The user, when the credentials `judged` for the e-mail match one that is not disabled; judged by the throttle. */
+    const checked = <E, R>(
+      emailInput: string,
+      network: string,
+      judged: (email: string) => Effect.Effect<readonly [boolean, Option.Option<UserRecord>], E, R>
+    ) => {
+      const email = emailInput.trim()
+      return throttle.judge(
+        email,
+        network,
+        Effect.gen(function* () {
+          const [found, user] = yield* judged(email)
+          if (!found || Option.isNone(user) || user.value.disabled) return yield* InvalidCredentials.of(email.slice(0, MAX_EMAIL_LENGTH))
+          return user.value
+        }),
+        (failure) => failure instanceof InvalidCredentials
+      )
+    }
 
-    const byPassword = (emailInput: string, password: string) =>
-      Effect.gen(function* () {
-        const email = emailInput.trim()
-        yield* throttle.wait(email)
-        const user =
-          email === "" || email.length > MAX_EMAIL_LENGTH ? Option.none<UserRecord>() : yield* users.findByEmail(email)
-        const matches = passwords.verify(Option.getOrUndefined(user)?.password_hash, password)
-        return yield* checked(email, Effect.map(matches, (ok) => ok && password !== ""), user)
-      })
+    const byPassword = (emailInput: string, password: string, network: string) =>
+      checked(emailInput, network, (email) =>
+        Effect.gen(function* () {
+          const user = email === "" || email.length > MAX_EMAIL_LENGTH ? Option.none<UserRecord>() : yield* users.findByEmail(email)
+          const matches = yield* passwords.verify(Option.getOrUndefined(user)?.password_hash, password, network)
+          return [matches && password !== "", user] as const
+        })
+      )
 
-    const byRefreshToken = (emailInput: string, token: string) =>
-      Effect.gen(function* () {
-        const email = emailInput.trim()
-        yield* throttle.wait(email)
-        const user =
+    const byRefreshToken = (emailInput: string, token: string, network: string) =>
+      checked(emailInput, network, (email) =>
+        Effect.map(
           email === "" || token === "" || token.length > MAX_REFRESH_TOKEN_LENGTH
-            ? Option.none<UserRecord>()
-            : yield* users.findByRefreshToken({ email, hash: refreshTokenHash(token) })
-        return yield* checked(email, Effect.succeed(Option.isSome(user)), user)
-      })
+            ? Effect.succeed(Option.none<UserRecord>())
+            : users.findByRefreshToken({ email, hash: refreshTokenHash(token) }),
+          (user) => [Option.isSome(user), user] as const
+        )
+      )
 
-    /** E1: the user of an e-mail and password, without a token. */
-    const validateLogin = (email: string, password: string): Effect.Effect<User, InvalidCredentials | LoginsBusy> =>
-      byPassword(email, password).pipe(Effect.map(toUser), orDieOnInfrastructure)
+    /** E1: the user of an e-mail and password, without a token, for a client of `network`. */
+    const validateLogin = (email: string, password: string, network = "local"): Effect.Effect<User, InvalidCredentials | LoginsBusy> =>
+      byPassword(email, password, network).pipe(Effect.map(toUser), orDieOnInfrastructure)
 
     /** E2: the user's unexpired access token, or a new one valid 24 hours; a refresh token counts only without a password. */
     const accessToken = (request: TokenRequest): Effect.Effect<Session, InvalidCredentials | LoginsBusy> =>
       Effect.gen(function* () {
         const user = yield* (request.refreshToken !== undefined && request.password === undefined
-          ? byRefreshToken(request.email, request.refreshToken)
-          : byPassword(request.email, request.password ?? ""))
+          ? byRefreshToken(request.email, request.refreshToken, request.network ?? "local")
+          : byPassword(request.email, request.password ?? "", request.network ?? "local"))
         const issued = yield* tokens.issue(user)
         // The password or refresh token changed, or the user was disabled, since they were checked.
         if (Option.isNone(issued)) return yield* InvalidCredentials.of(request.email.trim().slice(0, MAX_EMAIL_LENGTH))

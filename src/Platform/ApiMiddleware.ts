@@ -7,7 +7,7 @@ import { AppConfig } from "../Config.ts"
 import { ApiError, ErrorItem } from "./ApiError.ts"
 import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
-import { clientNetwork } from "./ClientIp.ts"
+import { ClientNetwork, clientNetwork } from "./ClientIp.ts"
 import { recordHttpRequest } from "./Metrics.ts"
 import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
@@ -99,12 +99,8 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         const request = yield* HttpServerRequest.HttpServerRequest
         const started = performance.now()
         const path = new URL(request.url, "http://x").pathname
-        const limit = OPERATIONAL_PATHS.has(path)
-          ? undefined
-          : yield* limiter.consume(
-            clientNetwork(config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])),
-            presentedBearer(request)
-          )
+        const network = clientNetwork(config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]))
+        const limit = OPERATIONAL_PATHS.has(path) ? undefined : yield* limiter.consume(network, presentedBearer(request))
         const run = Effect.gen(function* () {
           if (limit !== undefined && !limit.allowed) return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
           const limited = yield* limitBody(request)
@@ -115,6 +111,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           )
         })
         const answered = yield* run.pipe(
+          Effect.provideService(ClientNetwork, network),
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
           )

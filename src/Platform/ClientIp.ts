@@ -1,4 +1,4 @@
-import { ConfigError, Either } from "effect"
+import { ConfigError, Context, Either } from "effect"
 import { BlockList, isIP } from "node:net"
 
 const MAPPED = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/
@@ -72,6 +72,12 @@ const parseEntry = (entry: string) => {
 }
 
 /** The addresses and CIDRs of TRUST_PROXY: proxies whose `X-Forwarded-For` is believed. */
+/**
+ * The client network of the API request being served (`clientNetwork` of its client IP, by the
+ * trusted-proxy rules), set by the API edge; "local" outside a request (the CLI, the first start).
+ */
+export class ClientNetwork extends Context.Reference<ClientNetwork>()("ClientNetwork", { defaultValue: (): string => "local" }) {}
+
 export class ProxyList {
   private constructor(private readonly list: BlockList, readonly size: number) {}
 
