@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import type { Problem } from "../src/Links/LinkErrors.ts"
+import type { InputProblem } from "../src/Links/LinkErrors.ts"
 import {
   ALIAS_ALPHABET,
   appendUtmValues,
@@ -25,10 +25,10 @@ import {
 
 type Outcome = { readonly ok: unknown } | { readonly code: number }
 
-const outcome = <A>(result: Either.Either<A, Problem>): Outcome =>
+const outcome = <A>(result: Either.Either<A, InputProblem>): Outcome =>
   Either.match(result, { onLeft: (error) => ({ code: error.code }), onRight: (ok) => ({ ok }) })
 
-const messageOf = <A>(result: Either.Either<A, Problem>): string | undefined =>
+const messageOf = <A>(result: Either.Either<A, InputProblem>): string | undefined =>
   Either.match(result, { onLeft: (error) => error.message, onRight: () => undefined })
 
 const ok = (value: unknown): Outcome => ({ ok: value })
@@ -562,7 +562,7 @@ describe("every checker, for any input", () => {
     ]
   }
   const contexts: ReadonlyArray<LinkInputContext> = ["create", "update"]
-  const checkers: ReadonlyArray<readonly [string, (raw: unknown) => Either.Either<unknown, Problem>, ReadonlyArray<number>]> = [
+  const checkers: ReadonlyArray<readonly [string, (raw: unknown) => Either.Either<unknown, InputProblem>, ReadonlyArray<number>]> = [
     ...contexts.flatMap((context) => [
       [`checkAlias ${context}`, (raw: unknown) => checkAlias(raw, context), context === "create" ? [10102, 10103, 10104] : [10133]] as const,
       [`checkNotes ${context}`, (raw: unknown) => checkNotes(raw, context), context === "create" ? [10105, 10106] : [10134, 10135]] as const,

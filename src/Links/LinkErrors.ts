@@ -34,14 +34,8 @@ export const problem = (code: ErrorCode, ...values: ReadonlyArray<string>): Inpu
   message: formatMessage(ErrorCatalogue[code].message, values)
 })
 
-/** A problem found by any rule, the links' own or another feature's (the UTM fields'). */
-export interface Problem {
-  readonly code: number
-  readonly message: string
-}
-
 /** Every problem of a request in one `InvalidInput`, in the order given; none when there is none. */
-export const invalidInputOf = (problems: ReadonlyArray<Problem>): Option.Option<InvalidInput> => {
+export const invalidInputOf = (problems: ReadonlyArray<InputProblem>): Option.Option<InvalidInput> => {
   const [first, ...rest] = problems.map(({ code, message }) => ({ code, message }))
   return first === undefined ? Option.none() : Option.some(new InvalidInput({ problems: [first, ...rest] }))
 }

@@ -16,7 +16,7 @@ import {
   generateAlias,
   type UtmTemplateFields
 } from "./LinkRules.ts"
-import { invalidInputOf, type Problem, UtmTemplateNotFound } from "./LinkErrors.ts"
+import { type InputProblem, invalidInputOf, UtmTemplateNotFound } from "./LinkErrors.ts"
 
 /** E4's body as the client sent it: every field is read by the rules of `LinkRules.ts`. */
 export interface CreateLinkInput {
@@ -45,8 +45,8 @@ export const readCreateLink = <E, R>(
   findTemplate: (id: number) => Effect.Effect<Option.Option<UtmTemplateFields>, E, R>
 ) =>
   Effect.gen(function* () {
-    const problems: Array<Problem> = []
-    const take = <A>(result: Either.Either<A, Problem>, fallback: A): A =>
+    const problems: Array<InputProblem> = []
+    const take = <A>(result: Either.Either<A, InputProblem>, fallback: A): A =>
       Either.match(result, {
         onLeft: (item) => {
           problems.push(item)

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
+import { type InputProblem, problem } from "../Links/LinkErrors.ts"
 import { codePointLength, hasControlCharacter, hasLoneSurrogate, integerFrom, isAbsent, isPlainObject } from "../Links/InputValues.ts"
 
 export const MAX_UTM_VALUE_LENGTH = 200
@@ -19,10 +19,10 @@ export interface UtmTemplateFields {
 export type UtmValues = ReadonlyArray<[string, string]>
 
 /** `utm_template_id`: a positive integer (or its decimal string); null when absent; else 10108. */
-export const checkTemplateId = (raw: unknown): Either.Either<number | null, ErrorItem> => {
+export const checkTemplateId = (raw: unknown): Either.Either<number | null, InputProblem> => {
   if (isAbsent(raw)) return Either.right(null)
   const id = integerFrom(raw)
-  return id !== undefined && id > 0 ? Either.right(id) : Either.left(ApiError.item(10108))
+  return id !== undefined && id > 0 ? Either.right(id) : Either.left(problem(10108))
 }
 
 const badValue = (value: string): boolean =>
@@ -35,8 +35,8 @@ const badValue = (value: string): boolean =>
  * template (an empty object aside) are 10110 as well: 10108 is about the id, and there is none.
  * Every problem is 10110.
  */
-export const checkUtmFields = (template: UtmTemplateFields | undefined, raw: unknown): Either.Either<UtmValues, ErrorItem> => {
-  const invalid = Either.left(ApiError.item(10110))
+export const checkUtmFields = (template: UtmTemplateFields | undefined, raw: unknown): Either.Either<UtmValues, InputProblem> => {
+  const invalid = Either.left(problem(10110))
   const given = isAbsent(raw) ? {} : raw
   if (!isPlainObject(given)) return invalid
   const entries = Object.entries(given)
@@ -64,13 +64,13 @@ const keyOf = (pair: string): string => [...new URLSearchParams(pair).keys()][0]
  * The URL's other parameters are kept exactly as written. Over `MAX_REDIRECT_URL_LENGTH`: 10110;
  * a `url` that is not an absolute URL: 10100.
  */
-export const appendUtmValues = (url: string, values: UtmValues): Either.Either<string, ErrorItem> => {
+export const appendUtmValues = (url: string, values: UtmValues): Either.Either<string, InputProblem> => {
   if (values.length === 0) return Either.right(url)
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    return Either.left(ApiError.item(10100))
+    return Either.left(problem(10100))
   }
   const replaced = new Set(values.map(([code]) => code))
   const kept = parsed.search
@@ -78,7 +78,7 @@ export const appendUtmValues = (url: string, values: UtmValues): Either.Either<s
     .split("&")
     .filter((pair) => pair !== "" && !replaced.has(keyOf(pair)))
   parsed.search = [...kept, new URLSearchParams(values).toString()].join("&")
-  return parsed.href.length <= MAX_REDIRECT_URL_LENGTH ? Either.right(parsed.href) : Either.left(ApiError.item(10110))
+  return parsed.href.length <= MAX_REDIRECT_URL_LENGTH ? Either.right(parsed.href) : Either.left(problem(10110))
 }
 
 /** The link's `redirect_url`: `checkUtmFields`, then `appendUtmValues` (codes 10110, 10100). */
@@ -86,4 +86,4 @@ export const buildRedirectUrl = (
   url: string,
   template: UtmTemplateFields | undefined,
   utmFields: unknown
-): Either.Either<string, ErrorItem> => Either.flatMap(checkUtmFields(template, utmFields), (values) => appendUtmValues(url, values))
+): Either.Either<string, InputProblem> => Either.flatMap(checkUtmFields(template, utmFields), (values) => appendUtmValues(url, values))
