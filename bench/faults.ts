@@ -271,7 +271,9 @@ const slowHeaders = async (port: number, count: number) => {
 }
 
 const abuse = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string>, dbName: string) => {
-  const { service, api, token } = await startAdminService(cleanup, env)
+  // The login flood comes from 20 client networks (X-Forwarded-For through a trusted proxy, as
+  // behind nginx): from one address, all but 2 of its logins would be refused at once.
+  const { service, api, token } = await startAdminService(cleanup, { ...env, TRUST_PROXY: "127.0.0.1" })
   const start = await storedClicks(dbUrl)
   const host = "abuse.example"
   await makeShortLinks(api, token, host, "a", LINKS)
@@ -309,7 +311,7 @@ const abuse = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string
           logins.push(
             await hit(service.baseUrl, "/api/v4/validate_login", {
               method: "POST",
-              headers: { "content-type": "application/json" },
+              headers: { "content-type": "application/json", "x-forwarded-for": `10.9.${client}.1` },
               body: JSON.stringify({ email: `flood${client}-${n++}-${logins.length}@example.com`, password: "wrong password here" })
             })
           )
@@ -339,7 +341,7 @@ const abuse = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string
   const loginsPerSecond = `${(logins.length / (floodMs / 1000)).toFixed(0)} logins/s while flooding (${statuses(tally(logins))})`
   const floodRatio = full.flooded.p99 / Math.max(1, full.quiet.p99)
   record({
-    scenario: "login flood (20 clients): redirect p99, full load",
+    scenario: "login flood (20 client networks): redirect p99, full load",
     measured: `${full.flooded.p99} ms vs ${full.quiet.p99} ms quiet (${floodRatio.toFixed(2)}×), ${full.flooded.requestsPerSecond.toFixed(0)} vs ${full.quiet.requestsPerSecond.toFixed(0)} req/s (medians of 3 runs each)`,
     expected: "<= 2×",
     ok: floodRatio <= 2,
@@ -347,7 +349,7 @@ const abuse = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string
   })
   const halfRatio = half.flooded.p99 / Math.max(1, half.quiet.p99)
   record({
-    scenario: `login flood (20 clients): redirect p99 at ${rate} req/s`,
+    scenario: `login flood (20 client networks): redirect p99 at ${rate} req/s`,
     measured: `${half.flooded.p99} ms vs ${half.quiet.p99} ms quiet (${halfRatio.toFixed(2)}×) (medians of 3 runs each); ${loginsPerSecond}`,
     expected: "<= 2×",
     ok: halfRatio <= 2,
