@@ -91,6 +91,8 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
           for (const [endpoint, version] of withIds) {
             const checkId = (name: string, id: string) =>
               Effect.gen(function* () {
+                // The router ends a path at ";" as at "?": D1 on `/domains/1;x` would delete domain 1 for the tests after.
+                if (endpoint.method === "DELETE" && id.includes(";")) return
                 const request = baseline(endpoint, version, f, { params: { [name]: id } })
                 const answer = yield* exchange(endpoint, request)
                 const context = `${describeRequest(request)} -> ${answer.status} ${answer.text.slice(0, 300)}`
