@@ -8,7 +8,7 @@ import { metricsOf, sample } from "./Metrics.ts"
 import { type MixedLoadResult, startMixedLoad, type Tally } from "./MixedLoad.ts"
 import { startNginx } from "./Nginx.ts"
 import { startService } from "./ServiceProcess.ts"
-import { accessTokenOf, ADMIN_EMAIL, ADMIN_PASSWORD, requestJson } from "./Setup.ts"
+import { accessTokenOf, ADMIN_EMAIL, ADMIN_PASSWORD, benchServiceEnv, requestJson } from "./Setup.ts"
 import { hit, makeShortLinks, statuses } from "./Traffic.ts"
 
 /**
@@ -88,17 +88,7 @@ const failedByKind = (load: MixedLoadResult) =>
 export const rollingRestart = async (cleanup: Cleanup, databaseEnv: Record<string, string>, dbUrl: string): Promise<Array<FaultRow>> => {
   const rows: Array<FaultRow> = []
   const ports = [await freePort(), await freePort()] as const
-  const env = {
-    ...databaseEnv,
-    SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS),
-    TRUST_PROXY: "127.0.0.1",
-    RATE_LIMIT_PER_SECOND: "1000000",
-    RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
-    LOG_LEVEL: "warning",
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
-    TOKEN_SECRET: "bench"
-  }
+  const env = benchServiceEnv({ ...databaseEnv, SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS), TRUST_PROXY: "127.0.0.1" })
   const start = (port: number) => startService(cleanup, { port, env, readyTimeoutMs: 60_000, processGroup: true })
   const instances = [await start(ports[0]), await start(ports[1])]
   const nginx = await startNginx(cleanup, ports, await freePort())

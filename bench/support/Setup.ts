@@ -31,21 +31,20 @@ export const accessTokenOf = (json: unknown): string => {
 export const ADMIN_EMAIL = "bench@example.com"
 export const ADMIN_PASSWORD = "bench-password-123"
 
+/** A bench service's environment: `databaseEnv`, the rate limits lifted, quiet logs, a known admin. */
+export const benchServiceEnv = (databaseEnv: Record<string, string>) => ({
+  ...databaseEnv,
+  RATE_LIMIT_PER_SECOND: "1000000",
+  RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
+  LOG_LEVEL: "warning",
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  TOKEN_SECRET: "bench"
+})
+
 /** The real service on `databaseEnv` with the rate limit lifted, and an access token of its admin. */
 export const startAdminService = async (cleanup: Cleanup, databaseEnv: Record<string, string>) => {
-  const service = await startService(cleanup, {
-    port: await freePort(),
-    readyTimeoutMs: 60_000,
-    env: {
-      ...databaseEnv,
-      RATE_LIMIT_PER_SECOND: "1000000",
-      RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
-      LOG_LEVEL: "warning",
-      ADMIN_EMAIL,
-      ADMIN_PASSWORD,
-      TOKEN_SECRET: "bench"
-    }
-  })
+  const service = await startService(cleanup, { port: await freePort(), readyTimeoutMs: 60_000, env: benchServiceEnv(databaseEnv) })
   const api = `${service.baseUrl}/api/v4`
   const credentials = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }
   const token = accessTokenOf((await requestJson("POST", `${api}/access_token`, { body: credentials })).json)
