@@ -87,6 +87,10 @@ export const appConfig = Config.all({
   dbPoolSize: integerIn("DB_POOL_SIZE", 10, 1, 200, "must be from 1 to 200"),
   apiDeadlineSeconds: integerIn("API_DEADLINE_SECONDS", 20, 1, 600, "must be from 1 to 600"),
   shutdownDrainSeconds: integerIn("SHUTDOWN_DRAIN_SECONDS", 5, 0, 600, "must be from 0 to 600"),
+  /** An analytics report not finished by then fails with 503 10508 and its statement is cancelled. */
+  analyticsTimeoutSeconds: integerIn("ANALYTICS_TIMEOUT_SECONDS", 10, 1, 600, "must be from 1 to 600"),
+  /** Analytics reports one account may have running at once; one more is refused with 503 10901. */
+  analyticsConcurrencyPerAccount: integerIn("ANALYTICS_CONCURRENCY_PER_ACCOUNT", 2, 1, 100, "must be from 1 to 100"),
   /** What a domain created without `url_404` / `homepage` gets. */
   defaultUrl404: optionalUrl("DEFAULT_URL_404"),
   defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE")

@@ -65,6 +65,8 @@ const settingsOf = (config: AppConfigShape) => ({
   db_pool_size: config.dbPoolSize,
   api_deadline_seconds: config.apiDeadlineSeconds,
   shutdown_drain_seconds: config.shutdownDrainSeconds,
+  analytics_timeout_seconds: config.analyticsTimeoutSeconds,
+  analytics_concurrency_per_account: config.analyticsConcurrencyPerAccount,
   url_check_allow_private: config.urlCheckAllowPrivate
 })
 

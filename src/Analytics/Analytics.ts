@@ -1,6 +1,7 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import type { Caller } from "../Accounts/User.ts"
 import type { RollupKind } from "../Clicks/Rollups.ts"
+import { AppConfig } from "../Config.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
 import type { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { viewerOf as linksViewerOf } from "../Links/LinkAccess.ts"
@@ -8,8 +9,16 @@ import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { LinkRepo, type Viewer } from "../Links/LinkRepo.ts"
 import { Groups } from "../Groups/Groups.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
+import { keyedGate } from "../Platform/KeyedGate.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
-import { FilterValueInvalid, PlanWithoutAnalytics, UserFilterForbidden, UserFilterInvalid } from "./AnalyticsErrors.ts"
+import {
+  FilterValueInvalid,
+  PlanWithoutAnalytics,
+  ReportsBusy,
+  ReportTooSlow,
+  UserFilterForbidden,
+  UserFilterInvalid
+} from "./AnalyticsErrors.ts"
 import { AnalyticsRepo, type GroupRow, type LinkFilter, type Scope, type ValueFilters } from "./AnalyticsRepo.ts"
 import type { CityRow, CountryRow, DayRow, DeviceRow, HourRow, ReferrerRow, RegionRow } from "./AnalyticsRows.ts"
 import { analyticsWindow, daysOf, isoDate } from "./AnalyticsWindow.ts"
@@ -59,7 +68,8 @@ const oneLink = (domainId: number, linkId: number): Scope => ({
 /**
  * The click analytics use cases (E16-E30, R1): on the Team, Business and Enterprise plans only
  * (checked first), over a domain of the caller's account and the links the caller sees of it, in a
- * window of at most a year.
+ * window of at most a year. Each runs within ANALYTICS_TIMEOUT_SECONDS and the account's
+ * ANALYTICS_CONCURRENCY_PER_ACCOUNT (`limited`).
  */
 export class Analytics extends Effect.Service<Analytics>()("Analytics", {
   effect: Effect.gen(function* () {
@@ -67,6 +77,22 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
     const links = yield* LinkRepo
     const groups = yield* Groups
     const access = yield* DomainAccess
+    const config = yield* AppConfig
+    const running = keyedGate<number>(config.analyticsConcurrencyPerAccount)
+    const timeLimit = Duration.seconds(config.analyticsTimeoutSeconds)
+
+    /**
+     * A use case within its account's share of concurrent reports and the time limit. It runs
+     * disconnected: at the limit the caller gets 10508 at once while the report's fiber is interrupted
+     * in the background, which cancels its statement on PostgreSQL (a cancel that cannot get a
+     * connection at once would otherwise delay the answer); its slot is free once it has stopped.
+     */
+    const limited =
+      <Args extends readonly [Caller, ...Array<unknown>], A, E, R>(useCase: (...args: Args) => Effect.Effect<A, E, R>) =>
+      (...args: Args): Effect.Effect<A, E | ReportsBusy | ReportTooSlow, R> =>
+        Effect.disconnect(running.run(args[0].accountId, () => ReportsBusy.of(), useCase(...args))).pipe(
+          Effect.timeoutFail({ duration: timeLimit, onTimeout: () => ReportTooSlow.of() })
+        )
 
     const windowOf = (bounds: WindowBounds) =>
       Effect.flatMap(Clock.currentTimeMillis, (millis) => analyticsWindow(Math.floor(millis / 1000), bounds.from_unix, bounds.to_unix))
@@ -259,28 +285,30 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
       }).pipe(orDieOnInfrastructure)
 
     return {
-      clickedLinks,
+      clickedLinks: limited(clickedLinks),
       /** E17-E22. */
       domain: {
-        daily: ofDomain(daily),
-        country: ofDomain(byCountry),
-        region: ofDomain(byRegion),
-        city: ofDomain(byCity),
-        device: ofDomain(byDevice),
-        referrer: domainReferrers
+        daily: limited(ofDomain(daily)),
+        country: limited(ofDomain(byCountry)),
+        region: limited(ofDomain(byRegion)),
+        city: limited(ofDomain(byCity)),
+        device: limited(ofDomain(byDevice)),
+        referrer: limited(domainReferrers)
       },
-      linkTotals,
-      linkHourly,
+      linkTotals: limited(linkTotals),
+      linkHourly: limited(linkHourly),
       /** E25-E30. */
       link: {
-        daily: ofLink(daily),
-        country: ofLink(byCountry),
-        region: ofLink(byRegion),
-        city: ofLink(byCity),
-        device: ofLink(byDevice),
-        referrer: ofLink(byReferrer)
+        daily: limited(ofLink(daily)),
+        country: limited(ofLink(byCountry)),
+        region: limited(ofLink(byRegion)),
+        city: limited(ofLink(byCity)),
+        device: limited(ofLink(byDevice)),
+        referrer: limited(ofLink(byReferrer))
       },
-      rawClicks
+      rawClicks: limited(rawClicks),
+      /** How many accounts have a report running (entries are dropped at 0). */
+      accountsReporting: running.keys
     } as const
   }),
   dependencies: [AnalyticsRepo.Default, LinkRepo.Default, DomainAccess.Default, Groups.Default]

@@ -22,6 +22,8 @@ import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import {
   FilterValueInvalid,
   PlanWithoutAnalytics,
+  ReportsBusy,
+  ReportTooSlow,
   UserFilterForbidden,
   UserFilterInvalid,
   WindowEndWithoutStart,
@@ -93,9 +95,16 @@ type Get<Name extends string, Path, UrlParams, Success, Error, R> = HttpApiEndpo
   R
 >
 
-/** Every analytics endpoint checks the plan first, then the domain. */
+/**
+ * Every analytics endpoint checks the plan first, then the domain; every report is refused beyond the
+ * account's concurrent reports (10901) and stopped at the time limit (10508).
+ */
 const guarded = <Name extends string, Path, UrlParams, Success, Error, R>(endpoint: Get<Name, Path, UrlParams, Success, Error, R>) =>
-  endpoint.addError(answers(PlanWithoutAnalytics)).addError(answers(DomainNotFound))
+  endpoint
+    .addError(answers(PlanWithoutAnalytics))
+    .addError(answers(DomainNotFound))
+    .addError(answers(ReportsBusy))
+    .addError(answers(ReportTooSlow))
 
 /** An endpoint over a window: `to_unix` needs `from_unix`, and comes after it by at most a year. */
 const windowed = <Name extends string, Path, UrlParams, Success, Error, R>(endpoint: Get<Name, Path, UrlParams, Success, Error, R>) =>

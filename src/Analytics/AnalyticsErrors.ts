@@ -19,3 +19,9 @@ export class UserFilterForbidden extends Failure("UserFilterForbidden", 10003) {
 
 /** A filter whose value names nothing the caller sees (`label_id` of no visible tag of the domain); `of(parameter)`. */
 export class FilterValueInvalid extends Failure("FilterValueInvalid", 10507) {}
+
+/** A report not finished within ANALYTICS_TIMEOUT_SECONDS: stopped, its statement cancelled. */
+export class ReportTooSlow extends Failure("ReportTooSlow", 10508) {}
+
+/** The account already has ANALYTICS_CONCURRENCY_PER_ACCOUNT reports running: refused at once rather than queued. */
+export class ReportsBusy extends Failure("ReportsBusy", 10901) {}

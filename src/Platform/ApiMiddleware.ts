@@ -14,6 +14,7 @@ import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
 import { redactedTarget } from "./RequestUrl.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
+import { registerServingFiber } from "./RequestFibers.ts"
 
 export { MAX_BODY_BYTES }
 
@@ -85,8 +86,8 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
  * The edge of the API, around routing: the rate limits (per client network and per token, with their
  * RateLimit header fields on every answer), then body size (413 from Content-Length
  * before anything is read, see `BodyLimit.ts`), metrics, and the one place where every
- * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`,
- * and the access log line (only built when LOG_LEVEL lets info through).
+ * failure (ours, the framework's decode errors, unknown routes, defects) becomes `{errors: [...]}`
+ * (every 503 with `Retry-After: 1`), and the access log line (only built when LOG_LEVEL lets info through).
  */
 export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
@@ -97,6 +98,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
     return (app: HttpApp.Default) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        yield* registerServingFiber(request)
         const started = performance.now()
         const path = new URL(request.url, "http://x").pathname
         const network = clientNetwork(config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]))
@@ -116,7 +118,11 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
           )
         )
-        const response = limit === undefined ? answered : HttpServerResponse.setHeaders(answered, limit.headers)
+        const retried =
+          answered.status === 503 && answered.headers["retry-after"] === undefined
+            ? HttpServerResponse.setHeader(answered, "retry-after", "1")
+            : answered
+        const response = limit === undefined ? retried : HttpServerResponse.setHeaders(retried, limit.headers)
         const route = isV3Path(path)
           ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
           : labelOf(request.method, path)

@@ -82,6 +82,7 @@ export const ErrorCatalogue = {
   10505: entry(400, "analytics page invalid", "page is invalid"),
   10506: entry(400, "analytics user_id invalid", "user_id is invalid"),
   10507: entry(400, "analytics filter value invalid", "%1$s is invalid"),
+  10508: entry(503, "analytics report too slow", "the report did not finish within the time limit; narrow the window or the filters"),
   10600: entry(400, "QR format invalid", "format must be png, svg or eps"),
   10900: entry(503, "rate limit exceeded", "rate limit exceeded"),
   10901: entry(503, "service busy", "too many concurrent requests of this kind, try again shortly"),

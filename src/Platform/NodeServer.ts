@@ -1,6 +1,7 @@
 import { IncomingMessage, Server, ServerResponse } from "node:http"
 import { Socket } from "node:net"
 import { ApiError } from "./ApiError.ts"
+import { abandonRequest } from "./RequestFibers.ts"
 import { ShutdownState } from "./Shutdown.ts"
 
 export interface NodeServerOptions {
@@ -165,9 +166,7 @@ class DrainingServer extends Server {
   /**
    * Answers the API requests past the deadline: 408 10154 and the connection closed when the client
    * has not sent the whole body (the rest of it would be read as the next request), else 503 10902.
-   * Their work goes on and finds the response ended (the framework then writes nothing); a query
-   * waiting on the network keeps its connection, so the pool does not hand a busy connection to
-   * another request.
+   * Their work is interrupted (`abandonRequest`): a statement still running is cancelled.
    */
   private answerOverdue() {
     const due = Date.now() - this.options.apiDeadline
@@ -183,6 +182,7 @@ class DrainingServer extends Server {
         answerUnavailable(response)
         this.onDeadline(response.req, "answer")
       }
+      abandonRequest(response.req)
     }
   }
 
