@@ -11,7 +11,8 @@
  * (bench/support/ClickLoad.ts: INSERT ... SELECT over generate_series per monthly partition, then
  * the daily rollups, link_visitors, links.click_count and links.last_clicked computed from the clicks
  * with the semantics of ClickRepo.insert, then VACUUM ANALYZE). Link popularity, geography and
- * referrers are skewed like real traffic; about 5% bots and 3% QR scans. BENCH_LOAD_CONNECTIONS
+ * referrers are skewed like real traffic; about 5% bots and 3% QR scans. BENCH_BURST_CLICKS more
+ * (default 150,000) fall in the hour before the load, a burst inside today. BENCH_LOAD_CONNECTIONS
  * (default 2, one per core here) sets how many connections share the load.
  *
  * Check: the E17 daily counts (and scan counts) summed over a whole-day year window and over an
@@ -21,7 +22,9 @@
  * Measured: every report sequentially, BENCH_REQUESTS requests (default 30) after BENCH_WARMUP ones
  * (default 3), over four windows: a year of whole UTC days (rollups only), a year from now - 365 days
  * to now (partial days at both edges corrected from the clicks), a week of whole days and a week ending
- * now. Domain reports E16 and E17-E22 (user_id=all) over all four; for the most clicked link and the
+ * now; and inside today, the two hours to now and the burst's last half hour to now (windows that cut
+ * hours). Domain reports E16 and E17-E22 (user_id=all) over all of them, E17 and E20 with a keyword every
+ * link matches over the two inside today; for the most clicked link and the
  * median link E23 (lifetime, and windowed), E24, E25-E30 and R1 (page 1) over all but the week of
  * whole days (lifetime figures and R1 have no window). The domain reports E17-E22 over the year
  * windows are also run with BENCH_CONCURRENCY clients at once (default 4; 0 or 1 skips those rows).
@@ -57,6 +60,8 @@ const numberFromEnv = (name: string, fallback: number) => {
 }
 
 const clickCount = numberFromEnv("BENCH_CLICKS", 10_000_000)
+const burstClicks = numberFromEnv("BENCH_BURST_CLICKS", 150_000)
+const BURST_SECONDS = 3600
 const requestsPerRow = Math.max(1, numberFromEnv("BENCH_REQUESTS", 30))
 const warmUps = numberFromEnv("BENCH_WARMUP", 3)
 const concurrency = numberFromEnv("BENCH_CONCURRENCY", 4)
@@ -216,12 +221,18 @@ const probesOf = (
       target
     })
   const all = { user_id: "all" }
+  // A keyword every link matches: the report counts chosen links (per-link rollups), not owners.
+  const everyLink = { user_id: "all", keyword: "example.com/landing" }
   for (const window of windows) {
     add("E16 links/clicked", "domain", window, `/${domainId}/links/clicked`, {}, false)
     add("E17 clicks/daily", "domain", window, `/${domainId}/clicks/daily`, all, true)
     GROUPED.forEach((group, n) =>
       add(`E${18 + n} clicks/${group}`, "domain", window, `/${domainId}/clicks/${group}`, all, true)
     )
+    if (window.from > window.to - 86_400) {
+      add("E17 clicks/daily", "keyword, every link", window, `/${domainId}/clicks/daily`, everyLink, true)
+      add("E20 clicks/city", "keyword, every link", window, `/${domainId}/clicks/city`, everyLink, true)
+    }
   }
   if (concurrency > 1) {
     for (const window of windows.filter((w) => w.label.startsWith("year"))) {
@@ -322,7 +333,7 @@ const verify = async (
 // ---------------------------------------------------------------------------------------------------
 
 const tableSizes = async (client: pg.Client) => {
-  const tables = ["clicks", "click_rollups", "click_rollups_user", "link_visitors", "links"]
+  const tables = ["clicks", "click_rollups", "click_rollups_user", "click_rollups_hour", "click_rollups_user_hour", "link_visitors", "links"]
   const rows: Array<Array<string>> = []
   for (const table of tables) {
     const { rows: found } = await client.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [table])
@@ -415,6 +426,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     end,
     days: DAYS,
     visitors: Math.max(1000, Math.round(clickCount / 5)),
+    burst: { clicks: burstClicks, seconds: BURST_SECONDS },
     log
   })
   const loadMs = performance.now() - loadStarted
@@ -474,10 +486,19 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     { label: "week, whole days", from: today - 6 * DAY, to: today + DAY },
     { label: "week, to now", from: now - 7 * DAY, to: now }
   ]
-  const problems = await verify(client, api, domainId, token, windows.slice(0, 2), topLinkId)
+  // Inside today, around the burst: its last half hour and the two hours before now.
+  const loaded = Math.floor(end.getTime() / 1000)
+  const burstWindows: ReadonlyArray<Window> =
+    burstClicks === 0
+      ? []
+      : [
+          { label: "2 h to now", from: now - 2 * 3600, to: now },
+          { label: "burst's last 30 min", from: loaded - 1800, to: now }
+        ]
+  const problems = await verify(client, api, domainId, token, [...windows.slice(0, 2), ...burstWindows], topLinkId)
 
   const linkWindows = windows.filter((w) => w.label !== "week, whole days")
-  const probes = probesOf(api, domainId, windows, linkWindows, [
+  const probes = probesOf(api, domainId, [...windows, ...burstWindows], linkWindows, [
     { id: topLinkId, label: `top link ${topLinkId}` },
     { id: medianLinkId, label: `median link ${medianLinkId}` }
   ])

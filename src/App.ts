@@ -51,6 +51,7 @@ import { ChangeFeed } from "./Sql/ChangeFeed.ts"
 import type { DatabasePool } from "./Sql/Database.ts"
 import { ClickRepo } from "./Clicks/ClickRepo.ts"
 import { ClickLog } from "./Clicks/ClickLog.ts"
+import { HourlyRollupPruner } from "./Clicks/HourlyRollupPruner.ts"
 import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
 import { GeoIp } from "./Clicks/GeoIp.ts"
 import { Mailer } from "./Platform/Mailer.ts"
@@ -80,7 +81,7 @@ export const coreLayer = (database: Database) => {
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies)
   // Links and Analytics filter by group: Groups sits under them.
   return topLevel.pipe(
     Layer.provideMerge(Groups.DefaultWithoutDependencies),

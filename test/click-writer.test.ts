@@ -59,7 +59,8 @@ const setup = Effect.gen(function* () {
 })
 
 const FACTS = `
-  SELECT c.link_id, c.domain_id, l.user_id, (c.at AT TIME ZONE 'UTC')::date AS day, c.qr, k.kind, k.value, k.region, k.city
+  SELECT c.link_id, c.domain_id, l.user_id, (c.at AT TIME ZONE 'UTC')::date AS day,
+         to_char(c.at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24') AS hour, c.qr, k.kind, k.value, k.region, k.city
   FROM clicks c JOIN links l ON l.id = c.link_id
   CROSS JOIN LATERAL (VALUES
     ('d'::"char", '', '', ''),
@@ -84,6 +85,19 @@ const stored = (domainId: number) =>
         `SELECT link_id, kind, day::text, value, region, city, count(*)::int AS clicks,
            (count(*) FILTER (WHERE qr))::int AS scans
          FROM (${FACTS}) f GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+      ),
+      perHour: yield* pair(
+        `SELECT r.link_id, r.kind, to_char(r.hour AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24') AS hour, r.value, r.region, r.city,
+           r.clicks, r.scans
+         FROM click_rollups_hour r JOIN links l ON l.id = r.link_id WHERE l.domain_id = $1 ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT link_id, kind, hour, value, region, city, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f WHERE kind <> 'h' GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
+      ),
+      perUserHour: yield* pair(
+        `SELECT user_id, kind, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24') AS hour, value, region, city, clicks, scans
+         FROM click_rollups_user_hour WHERE domain_id = $1 ORDER BY 1, 2, 3, 4, 5, 6`,
+        `SELECT user_id, kind, hour, value, region, city, count(*)::int AS clicks, (count(*) FILTER (WHERE qr))::int AS scans
+         FROM (${FACTS}) f WHERE kind <> 'h' GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`
       ),
       perLinkMonth: yield* pair(
         `SELECT r.link_id, r.month::text, r.clicks, r.scans FROM click_rollups_link_month r
@@ -213,7 +227,7 @@ describe("click writer: summed batches (insertFresh) and idempotent batches (ins
 })
 
 describe("ClickBatch", () => {
-  it("sums per link and value, bots left out, day and hour in UTC", () => {
+  it("sums per link, UTC hour and value, bots left out", () => {
         const rows = [
           clickRow({ linkId: 1, domainId: 9, at: T0 + 4 * 3600 - 1, ip: "a", country: "US", qr: true }),
           clickRow({ linkId: 1, domainId: 9, at: T0 + 4 * 3600, ip: "a", country: "US" }),
@@ -225,10 +239,10 @@ describe("ClickBatch", () => {
     const { links, rollups, visitors } = batch.summary()
     expect(batch.json().map((json) => JSON.parse(json))).toEqual([rows])
         expect(links).toEqual([{ link_id: 1, clicks: 2, last: rows[1]!.at }])
-        const days = rollups.filter((row) => row.kind === "d").map((row) => [row.day, row.clicks, row.scans])
-        expect(days).toEqual([
-          ["2025-01-31", 1, 1],
-          ["2025-02-01", 1, 0]
+        const hours = rollups.filter((row) => row.kind === "d").map((row) => [row.hour, row.clicks, row.scans])
+        expect(hours).toEqual([
+          ["2025-01-31T23:00:00Z", 1, 1],
+          ["2025-02-01T00:00:00Z", 1, 0]
         ])
         expect(rollups.filter((row) => row.kind === "h").map((row) => row.value)).toEqual(["23", "00"])
         expect(rollups.filter((row) => row.kind === "g")).toHaveLength(2)

@@ -1,12 +1,14 @@
 import type pg from "pg"
-import { clickRollupRows, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "../../src/Clicks/Rollups.ts"
+import { clickRollupRows, HOURLY_KINDS, HOURLY_ROLLUP_DAYS, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "../../src/Clicks/Rollups.ts"
 
 /**
  * Bulk loading of synthetic clicks for bench/analytics: the clicks themselves by INSERT ... SELECT
  * over generate_series, one statement per monthly partition, then everything the click writer
  * (`ClickRepo.insert`) keeps beside them, computed from the clicks with its exact semantics: the
  * daily rollups per link (`click_rollups`) and per domain and link owner (`click_rollups_user`, and
- * by month `click_rollups_user_month`), per link and month (`click_rollups_link_month`),
+ * by month `click_rollups_user_month`), per link and month (`click_rollups_link_month`), per hour
+ * (`click_rollups_hour`, `click_rollups_user_hour`, the recent days the service keeps) when the
+ * schema has them,
  * `link_visitors` when the schema has it, and `links.click_count` / `links.last_clicked`. Bots are
  * counted nowhere but in `clicks`; unknown geography is '' in the rollups; days are UTC.
  *
@@ -28,6 +30,8 @@ export interface LoadOptions {
   readonly days: number
   /** Distinct client addresses to draw from. */
   readonly visitors: number
+  /** More clicks in the last `seconds` before `end`: a burst of traffic inside today. */
+  readonly burst?: { readonly clicks: number; readonly seconds: number } | undefined
   /** Progress lines (to stderr). */
   readonly log: (line: string) => void
 }
@@ -190,6 +194,9 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
   const first = clients[0]
   if (first === undefined) throw new Error("loadClicks needs a connection")
   const visitorsTable = await exists(first, "link_visitors")
+  const hourlyTable = await exists(first, "click_rollups_hour")
+  // The days the service keeps hourly rows of (HourlyRollupPruner); older ones it would prune.
+  const hourlyFrom = new Date(Math.floor(options.end.getTime() / DAY_MS) * DAY_MS - (HOURLY_ROLLUP_DAYS + 1) * DAY_MS)
   for (const client of clients) {
     // Not synchronous_commit = off: it gains nothing on a few dozen large statements, and VACUUM
     // cannot mark pages all-visible while the commits that wrote them are not yet flushed.
@@ -239,8 +246,19 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
 
   // Click n of a month falls at a random instant of the n-th of `count` equal slices of the month,
   // so the rows go into the table in time order, as the click writer appends them.
+  const burst = options.burst
+  const burstChunks =
+    burst === undefined || burst.clicks === 0
+      ? []
+      : monthsOf(new Date(end.getTime() - burst.seconds * 1000), end).map((month) => ({
+          ...month,
+          count: Math.round((burst.clicks * (month.to.getTime() - month.from.getTime())) / (burst.seconds * 1000))
+        }))
+  if (burstChunks.some((chunk) => !chunks.some((month) => month.name === chunk.name))) {
+    throw new Error("a burst must fall inside the window of the clicks")
+  }
   const clicksMs = await timed(() =>
-    spread(clients, chunks, async (client, chunk) => {
+    spread(clients, [...chunks, ...burstChunks], async (client, chunk) => {
       const ms = await timed(() =>
         client.query(
           `INSERT INTO clicks (id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent, qr, bot)
@@ -306,6 +324,28 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
            GROUP BY f.link_id, f.kind, f.day, f.value, f.region, f.city
            ORDER BY f.link_id, f.kind, f.day, f.value, f.region, f.city`
         )
+        if (hourlyTable) {
+          await client.query(
+            `INSERT INTO click_rollups_hour (link_id, kind, hour, value, region, city, clicks, scans)
+             SELECT i.link_id, k.kind, date_trunc('hour', i.at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', k.value, k.region, k.city,
+                    count(*), count(*) FILTER (WHERE i.qr)
+             FROM ${chunk.name} i
+             JOIN links l ON l.id = i.link_id
+             CROSS JOIN LATERAL (VALUES ${clickRollupRows("i")}) AS k(kind, value, region, city)
+             WHERE NOT i.bot AND ${kindIn(HOURLY_KINDS, "k")} AND i.at >= $1
+             GROUP BY 1, 2, 3, 4, 5, 6
+             ORDER BY 1, 2, 3, 4, 5, 6`,
+            [hourlyFrom.toISOString()]
+          )
+          await client.query(
+            `INSERT INTO click_rollups_user_hour (domain_id, user_id, kind, hour, value, region, city, clicks, scans)
+             SELECT l.domain_id, l.user_id, r.kind, r.hour, r.value, r.region, r.city, sum(r.clicks), sum(r.scans)
+             FROM click_rollups_hour r JOIN links l ON l.id = r.link_id
+             WHERE r.hour >= $1 AND r.hour < $2
+             GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+            [chunk.start.toISOString(), chunk.end.toISOString()]
+          )
+        }
         // Per owner: the per-link rows of the month summed over the domain's links of each owner.
         await client.query(
           `INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans)
@@ -377,6 +417,7 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
     "VACUUM (ANALYZE) click_rollups_user",
     "VACUUM (ANALYZE) click_rollups_user_month",
     "VACUUM (ANALYZE) click_rollups_link_month",
+    ...(hourlyTable ? ["VACUUM (ANALYZE) click_rollups_hour", "VACUUM (ANALYZE) click_rollups_user_hour"] : []),
     "VACUUM (ANALYZE) links",
     ...(visitorsTable ? ["VACUUM (ANALYZE) link_visitors"] : [])
   ]

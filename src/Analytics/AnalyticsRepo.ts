@@ -3,7 +3,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
 import { type AnalyticsWindow, DAY, type Edge, monthsOf, planWindow } from "./AnalyticsWindow.ts"
 import { inGroup, keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
-import { clickKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
+import { clickKeyColumns, hourlyCode, hourlyKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
 
 /** The links of a domain whose clicks a report counts; unset filters match every link. */
 export interface LinkFilter {
@@ -91,43 +91,71 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})`
       )
 
+    /** The same over the hourly rollups `r` of each range of `hours`. */
+    const hourRows = (hours: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
+      hours.map(
+        (range) => sql`${select(sql`${range.sign}::int4`)}
+          AND r.hour >= to_timestamp(${range.from}) AND r.hour < to_timestamp(${range.to})`
+      )
+
     const unionAll = sql.join(" UNION ALL ", false)
 
     /**
+     * The parts one after the other, under the column names and types of an empty first row source
+     * (the parts give theirs in its order), so that no part at all is an empty result, not an error.
+     */
+    const rowsUnion = (parts: ReadonlyArray<Fragment>) =>
+      unionAll([
+        sql`SELECT NULL::int8 AS link_id, NULL::date AS day, NULL::text AS value, NULL::text AS region, NULL::text AS city,
+                   0::int4 AS clicks, 0::int4 AS scans WHERE false`,
+        ...parts
+      ])
+
+    /** The same with `(link_id, clicks)` rows. */
+    const linkRowsUnion = (parts: ReadonlyArray<Fragment>) =>
+      unionAll([sql`SELECT NULL::int8 AS link_id, 0::int4 AS clicks WHERE false`, ...parts])
+
+    /**
      * Rows `(link_id, day, value, region, city, clicks, scans)` of one kind over the window: whole days
-     * from the rollups, the partial days at the edges from the non-bot clicks themselves.
+     * from the daily rollups (whole months from the monthly ones), whole hours of the edge days from the
+     * hourly ones, the partial hours at the edges from the non-bot clicks themselves. Parts with nothing
+     * to read are left out: an empty range of days would still scan a rollup table.
      */
     const source = (scope: Scope, kind: RollupKind, window: AnalyticsWindow) => {
       const plan = planWindow(window)
-      const days = dateRange("day", plan.firstDay, plan.endDay)
       const code = rollupCode(kind)
       const values = sql.unsafe(clickKeyColumns(kind, "c"))
       const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
+      const hourCode = hourlyCode(kind)
+      const hourValues = sql.unsafe(hourlyKeyColumns(kind, "r"))
+      const hourDay = sql.unsafe("(r.hour AT TIME ZONE 'UTC')::date AS day")
+      const wholeDays = plan.firstDay < plan.endDay
       if (scope._tag === "owners") {
         const owner = scope.userId === "all" ? sql`` : sql`AND r.user_id = ${scope.userId}`
         // Day rows are grouped by day; the other kinds read whole months from the monthly rollups.
-        const split = kind === "day" ? undefined : monthsOf(plan)
-        const dayRanges =
-          split === undefined
-            ? days
-            : split.days.length === 0
-              ? sql`false`
-              : sql.or(split.days.map((range) => dateRange("day", range.from, range.to)))
+        const split = kind === "day" || !wholeDays ? undefined : monthsOf(plan)
+        const dayRanges = split === undefined ? (wholeDays ? [{ from: plan.firstDay, to: plan.endDay }] : []) : split.days
+        const rolled = dayRanges.map(
+          (range) => sql`SELECT NULL::int8, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user r
+            WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code} AND ${dateRange("day", range.from, range.to)} ${owner}`
+        )
         const monthly =
           split === undefined || split.firstMonth === split.endMonth
-            ? sql``
-            : sql`
-              UNION ALL
-              SELECT NULL::int8, r.month, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user_month r
-              WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code}
-                AND ${dateRange("month", split.firstMonth, split.endMonth)} ${owner}`
-        const rolled = sql`
-          SELECT NULL::int8 AS link_id, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user r
-          WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code} AND (${dayRanges}) ${owner}
-          ${monthly}`
+            ? []
+            : [
+                sql`SELECT NULL::int8, r.month, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups_user_month r
+                  WHERE r.domain_id = ${scope.domainId} AND r.kind = ${code}
+                    AND ${dateRange("month", split.firstMonth, split.endMonth)} ${owner}`
+              ]
         const rawOwner = scope.userId === "all" ? sql`` : sql`AND l.user_id = ${scope.userId}`
-        return unionAll([
-          rolled,
+        return rowsUnion([
+          ...rolled,
+          ...monthly,
+          ...hourRows(
+            plan.hours,
+            (sign) => sql`SELECT NULL::int8, ${hourDay}, ${hourValues}, r.clicks * ${sign}, r.scans * ${sign} FROM click_rollups_user_hour r
+              WHERE r.domain_id = ${scope.domainId} AND r.kind = ${hourCode} ${owner}`
+          ),
           ...edgeRows(
             plan.edges,
             (sign) => sql`SELECT NULL::int8, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
@@ -136,15 +164,23 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         ])
       }
       const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(scope.filter)}`
-      const rolled = sql`
-        SELECT r.link_id, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups r
-        WHERE r.link_id IN (${chosen}) AND r.kind = ${code} AND ${days}`
-      return unionAll([
-        rolled,
+      const rolled = wholeDays
+        ? [
+            sql`SELECT r.link_id, r.day, r.value, r.region, r.city, r.clicks, r.scans FROM click_rollups r
+              WHERE r.link_id IN (${chosen}) AND r.kind = ${code} AND ${dateRange("day", plan.firstDay, plan.endDay)}`
+          ]
+        : []
+      return rowsUnion([
+        ...rolled,
+        ...hourRows(
+          plan.hours,
+          (sign) => sql`SELECT r.link_id, ${hourDay}, ${hourValues}, r.clicks * ${sign}, r.scans * ${sign} FROM click_rollups_hour r
+            WHERE r.link_id IN (${chosen}) AND r.kind = ${hourCode}`
+        ),
         ...edgeRows(
           plan.edges,
           (sign) => sql`SELECT c.link_id, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
-            WHERE c.link_id IN (${chosen})`
+            WHERE c.domain_id = ${scope.filter.domainId} AND c.link_id IN (${chosen})`
         )
       ])
     }
@@ -212,7 +248,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
 
     /**
      * Rows `(link_id, clicks)` of the chosen links' non-bot clicks in the window: whole months from the
-     * monthly rollups, the other whole days from the daily ones, the partial days from the clicks.
+     * monthly rollups, the other whole days from the daily ones, the edge days' whole hours from the
+     * hourly ones, the partial hours from the clicks.
      */
     const linkClicks = (filter: LinkFilter, window: AnalyticsWindow) => {
       const plan = planWindow(window)
@@ -225,14 +262,18 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
               sql`SELECT r.link_id, r.clicks FROM click_rollups_link_month r WHERE r.link_id IN (${chosen})
                   AND ${dateRange("month", split.firstMonth, split.endMonth)}`
             ]
-      const days = split.days.map(
+      const days = split.days.filter((range) => range.from < range.to).map(
         (range) => sql`SELECT r.link_id, r.clicks FROM click_rollups r WHERE r.link_id IN (${chosen})
                        AND ${sql.unsafe(kindIs("day", "r"))}
                        AND ${dateRange("day", range.from, range.to)}`
       )
+      const hours = hourRows(
+        plan.hours,
+        (sign) => sql`SELECT r.link_id, r.clicks * ${sign} FROM click_rollups_hour r WHERE r.link_id IN (${chosen})
+                      AND ${sql.unsafe(kindIs("day", "r"))}`
+      )
       const edges = edgeRows(plan.edges, (sign) => sql`SELECT c.link_id, ${sign} FROM clicks c WHERE c.link_id IN (${chosen})`)
-      // monthsOf gives at least one range of days, possibly empty: never an empty union.
-      return unionAll([...months, ...days, ...edges])
+      return linkRowsUnion([...months, ...days, ...hours, ...edges])
     }
 
     /** One page of the links with clicks in the window, most clicks first, then by id; and how many there are. */

@@ -1,4 +1,5 @@
 import { Either } from "effect"
+import { HOURLY_ROLLUP_DAYS } from "../Clicks/Rollups.ts"
 import { WindowEndWithoutStart, WindowInvalid } from "./AnalyticsErrors.ts"
 
 export const DAY = 86_400
@@ -49,52 +50,87 @@ export const analyticsWindow = (
   return Either.right({ from, to, now })
 }
 
-/** Clicks of a partial day added to the rollups (`sign` 1) or taken from its whole day's rollup (-1). */
+/** Clicks of a range added to what the rest of a plan counts (`sign` 1) or taken from it (-1). */
 export interface Edge extends TimeRange {
   readonly sign: 1 | -1
 }
 
+export const HOUR = 3600
+
 /**
- * How a window is counted: whole UTC days `[firstDay, endDay)` from the daily rollups, corrected by
- * the clicks of `edges`.
+ * How a window is counted: whole UTC days `[firstDay, endDay)` from the daily rollups, whole UTC
+ * hours of `hours` from the hourly ones, and the clicks of `edges`, each with its sign.
  */
 export interface WindowPlan {
   readonly firstDay: number
   readonly endDay: number
+  readonly hours: ReadonlyArray<Edge>
+  readonly edges: ReadonlyArray<Edge>
+}
+
+/** Whole units `[first, end)` of a range, corrected by the ranges of `edges`. */
+interface UnitPlan {
+  readonly first: number
+  readonly end: number
   readonly edges: ReadonlyArray<Edge>
 }
 
 /**
- * A partial day at an edge of the window is read from its clicks inside the window, or counted as its
- * whole day minus its clicks outside the window, whichever covers fewer clicks. Clicks exist only
- * until `now`, so a day cut at `now` is its rollup minus next to nothing.
+ * A range in whole `unit`s (a day or an hour, aligned to Unix time): a partial unit at an edge is
+ * counted from its part inside the range, or as the whole unit minus its part outside, whichever
+ * spans less time. Nothing exists after `now`, so a unit cut at `now` is the whole unit minus next to
+ * nothing.
  */
-export const planWindow = ({ from, to, now }: AnalyticsWindow): WindowPlan => {
-  if (from >= to) return { firstDay: from, endDay: from, edges: [] }
+const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number): UnitPlan => {
+  if (from >= to) return { first: from, end: from, edges: [] }
   const span = (range: TimeRange) => Math.max(0, Math.min(range.to, now) - range.from)
   const cost = (edges: ReadonlyArray<Edge>) => edges.reduce((sum, edge) => sum + span(edge), 0)
-  const first = startOfDay(from)
-  const last = startOfDay(to - 1)
+  const first = Math.floor(from / unit) * unit
+  const last = Math.floor((to - 1) / unit) * unit
   const added = (range: TimeRange): Array<Edge> => (range.from < range.to ? [{ ...range, sign: 1 }] : [])
   const removed = (range: TimeRange): Array<Edge> => (range.from < range.to ? [{ ...range, sign: -1 }] : [])
   if (first === last) {
     const inside = added({ from, to })
-    const outside = [...removed({ from: first, to: from }), ...removed({ from: to, to: first + DAY })]
+    const outside = [...removed({ from: first, to: from }), ...removed({ from: to, to: first + unit })]
     return outside.length === 0 || cost(outside) < cost(inside)
-      ? { firstDay: first, endDay: first + DAY, edges: outside }
-      : { firstDay: first, endDay: first, edges: inside }
+      ? { first, end: first + unit, edges: outside }
+      : { first, end: first, edges: inside }
   }
-  const headIn = added({ from, to: first + DAY })
+  const headIn = added({ from, to: first + unit })
   const headOut = removed({ from: first, to: from })
   const tailIn = added({ from: last, to })
-  const tailOut = removed({ from: to, to: last + DAY })
+  const tailOut = removed({ from: to, to: last + unit })
   const head = headOut.length === 0 ? [] : cost(headOut) < cost(headIn) ? headOut : headIn
   const tail = tailOut.length === 0 ? [] : cost(tailOut) < cost(tailIn) ? tailOut : tailIn
   return {
-    firstDay: head === headIn ? first + DAY : first,
-    endDay: tail === tailIn ? last : last + DAY,
+    first: head === headIn ? first + unit : first,
+    end: tail === tailIn ? last : last + unit,
     edges: [...head, ...tail]
   }
+}
+
+/**
+ * A window in whole days; the partial days at its edges in whole hours (added to the days or taken
+ * from them, as the day plan says) where the hourly rollups still hold them, `hourlyDays` whole days
+ * before today and today; the partial hours at their edges from the clicks. A recent edge day then
+ * costs the clicks of at most two part-hours, however many clicks it holds; an older one its clicks
+ * inside or outside the window, whichever range is shorter.
+ */
+export const planWindow = (window: AnalyticsWindow, hourlyDays = HOURLY_ROLLUP_DAYS): WindowPlan => {
+  const days = planUnits(window, DAY)
+  const hourlyFrom = startOfDay(window.now) - hourlyDays * DAY
+  const hours: Array<Edge> = []
+  const edges: Array<Edge> = []
+  for (const edge of days.edges) {
+    if (edge.from < hourlyFrom) {
+      edges.push(edge)
+      continue
+    }
+    const inHours = planUnits({ from: edge.from, to: edge.to, now: window.now }, HOUR)
+    if (inHours.first < inHours.end) hours.push({ from: inHours.first, to: inHours.end, sign: edge.sign })
+    for (const part of inHours.edges) edges.push({ from: part.from, to: part.to, sign: part.sign === edge.sign ? 1 : -1 })
+  }
+  return { firstDay: days.first, endDay: days.end, hours, edges }
 }
 
 /** Every UTC day the window touches, as the Unix second of its midnight, ascending. */

@@ -8,14 +8,17 @@ export interface LinkTotal {
   readonly last: string
 }
 
-/** One row of `click_rollups` summed over a batch: the same kinds and keys as the SQL `facts`. */
+/**
+ * One rollup row summed over a batch, per UTC hour: the same kinds and keys as the SQL `facts`. The
+ * daily rollups sum these rows by day.
+ */
 export interface RollupRow {
   readonly link_id: number
   readonly domain_id: number
   /** As stored: the rows go to the database as they are. */
   readonly kind: RollupCode
-  /** UTC day, YYYY-MM-DD. */
-  readonly day: string
+  /** The UTC hour's first instant, YYYY-MM-DDTHH:00:00Z. */
+  readonly hour: string
   readonly value: string
   readonly region: string
   readonly city: string
@@ -43,9 +46,8 @@ interface Tally {
   scans: number
 }
 
-/** One link's non-bot clicks of one UTC day, by value: what its rollup rows will hold. */
-interface DayTally extends Tally {
-  readonly hours: Map<string, Tally>
+/** One link's non-bot clicks of one UTC hour, by value: what its rollup rows will hold. */
+interface HourTally extends Tally {
   readonly places: Map<string, Tally>
   readonly devices: Map<string, Tally>
   readonly referrers: Map<string, Tally>
@@ -56,7 +58,8 @@ interface LinkTally {
   readonly domain_id: number
   clicks: number
   last: string
-  readonly days: Map<string, DayTally>
+  /** By hour, YYYY-MM-DDTHH. */
+  readonly hours: Map<string, HourTally>
   readonly visitors: Set<string>
 }
 
@@ -77,7 +80,7 @@ const PLACE_SEPARATOR = "\u0000"
  * that answers redirects is never held long): serialized to JSON per INSERT statement, and summed per
  * link, per rollup row and per visitor, bots left out, so that the database upserts one row per link
  * and value instead of one per click. `at` must be in the form of `Date.prototype.toISOString` (UTC),
- * as the click writer makes it: day and hour are read off it.
+ * as the click writer makes it: the hour is read off it.
  */
 export class ClickBatch {
   readonly rows: Array<ClickRow> = []
@@ -120,17 +123,18 @@ export class ClickBatch {
     for (const link of this.links.values()) {
       const { link_id, domain_id } = link
       links.push({ link_id, clicks: link.clicks, last: link.last })
-      for (const [day, counts] of link.days) {
+      for (const [key, counts] of link.hours) {
+        const hour = `${key}:00:00Z`
         const row = (kind: RollupKind, value: string, region: string, city: string, { clicks, scans }: Tally) =>
-          rollups.push({ link_id, domain_id, kind: rollupCode(kind), day, value, region, city, clicks, scans })
+          rollups.push({ link_id, domain_id, kind: rollupCode(kind), hour, value, region, city, clicks, scans })
         row("day", "", "", "", counts)
+        row("hour", key.slice(11, 13), "", "", counts)
         for (const [place, counted] of counts.places) {
           const [country = "", region = "", city = ""] = place.split(PLACE_SEPARATOR)
           row("place", country, region, city, counted)
         }
         for (const [device, counted] of counts.devices) row("device", device, "", "", counted)
         for (const [referrer, counted] of counts.referrers) row("referrer", referrer, "", "", counted)
-        for (const [hour, counted] of counts.hours) row("hour", hour, "", "", counted)
       }
       for (const ip_hash of link.visitors) visitors.push({ link_id, ip_hash })
     }
@@ -147,22 +151,21 @@ export class ClickBatch {
   private count(row: ClickRow) {
     let link = this.links.get(row.link_id)
     if (link === undefined) {
-      link = { link_id: row.link_id, domain_id: row.domain_id, clicks: 0, last: row.at, days: new Map(), visitors: new Set() }
+      link = { link_id: row.link_id, domain_id: row.domain_id, clicks: 0, last: row.at, hours: new Map(), visitors: new Set() }
       this.links.set(row.link_id, link)
     }
     link.clicks += 1
     if (row.at > link.last) link.last = row.at
     link.visitors.add(row.ip_hash)
-    const day = row.at.slice(0, 10)
-    let counts = link.days.get(day)
+    const hour = row.at.slice(0, 13)
+    let counts = link.hours.get(hour)
     if (counts === undefined) {
-      counts = { clicks: 0, scans: 0, hours: new Map(), places: new Map(), devices: new Map(), referrers: new Map() }
-      link.days.set(day, counts)
+      counts = { clicks: 0, scans: 0, places: new Map(), devices: new Map(), referrers: new Map() }
+      link.hours.set(hour, counts)
     }
     const scan = row.qr ? 1 : 0
     counts.clicks += 1
     counts.scans += scan
-    tally(counts.hours, row.at.slice(11, 13), scan)
     tally(counts.places, `${row.country ?? ""}${PLACE_SEPARATOR}${row.region ?? ""}${PLACE_SEPARATOR}${row.city ?? ""}`, scan)
     tally(counts.devices, row.device, scan)
     tally(counts.referrers, row.referrer, scan)

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { ClickBatch } from "./ClickBatch.ts"
-import { clickRollupRows, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
+import { clickRollupRows, HOURLY_KINDS, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
 
 /** A click as stored: enriched, the client IP only as a keyed hash (hex). */
 export interface ClickRow {
@@ -44,21 +44,43 @@ const LINK_COUNTS = `
 
 /**
  * The rollup upserts shared by both write paths, from `facts`: non-bot clicks of existing links summed
- * per (link_id, domain_id, user_id, kind, day, value, region, city) into `clicks` and `scans`. Rows are
- * written in key order, so concurrent batches cannot deadlock.
+ * per (link_id, domain_id, user_id, kind, hour, value, region, city) into `clicks` and `scans`, `hour`
+ * being the UTC hour's first instant. Rows are written in key order, so concurrent batches cannot
+ * deadlock.
  */
 const ROLLUP_UPSERTS = `
+  per_hour AS (
+    INSERT INTO click_rollups_hour (link_id, kind, hour, value, region, city, clicks, scans)
+    SELECT link_id, kind, hour, value, region, city, sum(clicks), sum(scans)
+    FROM facts WHERE ${kindIn(HOURLY_KINDS, "facts")}
+    GROUP BY link_id, kind, hour, value, region, city ORDER BY link_id, kind, hour, value, region, city
+    ON CONFLICT (link_id, kind, hour, value, region, city)
+    DO UPDATE SET clicks = click_rollups_hour.clicks + excluded.clicks, scans = click_rollups_hour.scans + excluded.scans
+  ),
+  per_user_hour AS (
+    INSERT INTO click_rollups_user_hour (domain_id, user_id, kind, hour, value, region, city, clicks, scans)
+    SELECT domain_id, user_id, kind, hour, value, region, city, sum(clicks), sum(scans)
+    FROM facts WHERE ${kindIn(HOURLY_KINDS, "facts")}
+    GROUP BY domain_id, kind, hour, user_id, value, region, city
+    ORDER BY domain_id, kind, hour, user_id, value, region, city
+    ON CONFLICT (domain_id, kind, hour, user_id, value, region, city)
+    DO UPDATE SET clicks = click_rollups_user_hour.clicks + excluded.clicks,
+                  scans = click_rollups_user_hour.scans + excluded.scans
+  ),
+  days AS (
+    SELECT link_id, domain_id, user_id, kind, (hour AT TIME ZONE 'UTC')::date AS day, value, region, city, clicks, scans FROM facts
+  ),
   per_link AS (
     INSERT INTO click_rollups (link_id, kind, day, value, region, city, clicks, scans)
     SELECT link_id, kind, day, value, region, city, sum(clicks), sum(scans)
-    FROM facts GROUP BY link_id, kind, day, value, region, city ORDER BY link_id, kind, day, value, region, city
+    FROM days GROUP BY link_id, kind, day, value, region, city ORDER BY link_id, kind, day, value, region, city
     ON CONFLICT (link_id, kind, day, value, region, city)
     DO UPDATE SET clicks = click_rollups.clicks + excluded.clicks, scans = click_rollups.scans + excluded.scans
   ),
   per_link_month AS (
     INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
     SELECT link_id, date_trunc('month', day)::date AS month, sum(clicks), sum(scans)
-    FROM facts WHERE ${kindIs("day", "facts")}
+    FROM days WHERE ${kindIs("day", "days")}
     GROUP BY link_id, month ORDER BY link_id, month
     ON CONFLICT (link_id, month)
     DO UPDATE SET clicks = click_rollups_link_month.clicks + excluded.clicks,
@@ -67,7 +89,7 @@ const ROLLUP_UPSERTS = `
   per_user AS (
     INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans)
     SELECT domain_id, user_id, kind, day, value, region, city, sum(clicks), sum(scans)
-    FROM facts WHERE ${kindIn(OWNER_KINDS, "facts")}
+    FROM days WHERE ${kindIn(OWNER_KINDS, "days")}
     GROUP BY domain_id, kind, day, user_id, value, region, city
     ORDER BY domain_id, kind, day, user_id, value, region, city
     ON CONFLICT (domain_id, kind, day, user_id, value, region, city)
@@ -76,7 +98,7 @@ const ROLLUP_UPSERTS = `
   per_user_month AS (
     INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, value, region, city, clicks, scans)
     SELECT domain_id, user_id, kind, date_trunc('month', day)::date AS month, value, region, city, sum(clicks), sum(scans)
-    FROM facts WHERE ${kindIn(OWNER_MONTH_KINDS, "facts")}
+    FROM days WHERE ${kindIn(OWNER_MONTH_KINDS, "days")}
     GROUP BY domain_id, kind, month, user_id, value, region, city
     ORDER BY domain_id, kind, month, user_id, value, region, city
     ON CONFLICT (domain_id, kind, month, user_id, value, region, city)
@@ -126,8 +148,8 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
 
     /**
      * Inserts the batch and, for the clicks new to the table that are not bots, adds them to their
-     * link's `click_count`, `last_clicked` and visitors, and to the rollups (daily and monthly per link; daily and
-     * monthly per domain and link owner), all in one statement: rows already present (a retried batch) are skipped and
+     * link's `click_count`, `last_clicked` and visitors, and to the rollups (hourly, daily and monthly per link; hourly,
+     * daily and monthly per domain and link owner), all in one statement: rows already present (a retried batch) are skipped and
      * counted nowhere.
      */
     const insert = (rows: ReadonlyArray<ClickRow>) =>
@@ -150,7 +172,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
           ),
           ${sql.literal(LINK_COUNTS)},
           facts AS (
-            SELECT i.link_id, i.domain_id, u.user_id, (i.at AT TIME ZONE 'UTC')::date AS day, k.kind, k.value, k.region,
+            SELECT i.link_id, i.domain_id, u.user_id, date_trunc('hour', i.at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour, k.kind, k.value, k.region,
                    k.city, count(*) AS clicks, count(*) FILTER (WHERE i.qr) AS scans
             FROM inserted i
             JOIN updated u ON u.id = i.link_id
@@ -203,7 +225,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
               facts AS (
                 SELECT r.*, u.user_id
                 FROM json_to_recordset(${JSON.stringify(rollups)}::json) AS r(
-                  link_id bigint, domain_id bigint, kind "char", day date, value text, region text, city text, clicks int, scans int)
+                  link_id bigint, domain_id bigint, kind "char", hour timestamptz, value text, region text, city text, clicks int, scans int)
                 JOIN updated u ON u.id = r.link_id
               ),
               ${sql.literal(ROLLUP_UPSERTS)},

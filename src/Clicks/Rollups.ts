@@ -28,6 +28,32 @@ export const OWNER_KINDS: ReadonlyArray<RollupKind> = ["day", "place", "device",
 export const OWNER_MONTH_KINDS: ReadonlyArray<RollupKind> = ["place", "device", "referrer"]
 
 /**
+ * Per UTC hour, per link and per domain and owner (`click_rollups_hour`, `click_rollups_user_hour`),
+ * no hour rows: an hour's day rows are its hour-of-day counts.
+ */
+export const HOURLY_KINDS: ReadonlyArray<RollupKind> = ["day", "place", "device", "referrer"]
+
+/**
+ * How many whole UTC days before today the hourly rollups serve (today too); they are kept a day
+ * longer, then pruned. An hour's rows are worth keeping only while few report windows would read
+ * the hour click by click: up to four rows per click where traffic is sparse, far fewer where it is
+ * dense, which is where they matter.
+ */
+export const HOURLY_ROLLUP_DAYS = 7
+
+/** The kind of the hourly rows a report of `kind` reads. */
+export const hourlyCode = (kind: RollupKind): RollupCode => CODES[kind === "hour" ? "day" : kind]
+
+/**
+ * SQL select list: the key columns of one kind for the hourly rollup row `row`; the hour of day of an
+ * hour kind read off the row's hour.
+ */
+export const hourlyKeyColumns = (kind: RollupKind, row: string) =>
+  kind === "hour"
+    ? `to_char(${row}.hour AT TIME ZONE 'UTC', 'HH24') AS value, ${row}.region, ${row}.city`
+    : KEY_COLUMNS.map((column) => `${row}.${column}`).join(", ")
+
+/**
  * The key columns after the kind, '' where a kind has nothing to put: `value` is the country of a
  * place, the device class, the referrer host ('direct' without one) or the hour '00'-'23' ('' in day
  * rows); `region` and `city` are those of a place. Unknown geography is ''.
