@@ -77,6 +77,12 @@ describe("report windows cut anywhere: whole days, whole hours and part-hours ad
           Effect.orDie
         )
 
+        // `%` and `_` are characters to find, not wildcards: no link holds either.
+        for (const keyword of ["%", "_"]) {
+          const matched = rowsOf(yield* report(admin, `/${domainId}/clicks/device`, { user_id: "all", keyword, from_unix: D0, to_unix: D0 + 3 * DAY }))
+          expect(reported(matched, "device"), `keyword ${keyword}`).toEqual({})
+        }
+
         const counted = clicks.filter((click) => click.bot !== true)
         const windows = Array.from({ length: 24 }, (_, n) => {
           // Some bounds on whole hours or minutes, most anywhere.
