@@ -149,10 +149,9 @@ describe("report windows cut anywhere: whole days, whole hours and part-hours ad
             (rows) => rows.map((row) => row.hour)
           )
         expect(yield* hours()).toEqual([long, recent])
-        const pruned = yield* Effect.flatMap(HourlyRollupPruner, (pruner) => pruner.prune).pipe(
-          Effect.provide(HourlyRollupPruner.Default)
-        )
-        expect(pruned).toBeGreaterThanOrEqual(8)
+        // The layer prunes once as it starts, in the background, and the call prunes again: either may
+        // find the rows, so the rows left are what is checked.
+        yield* Effect.flatMap(HourlyRollupPruner, (pruner) => pruner.prune).pipe(Effect.provide(HourlyRollupPruner.Default))
         expect(yield* hours()).toEqual([recent])
         // A window cutting that old hour is still exact: its part-day comes from the clicks.
         const countries = rowsOf(
