@@ -43,68 +43,53 @@ const LINK_COUNTS = `
   )`
 
 /**
+ * A CTE `name` adding the rows of `source` to `table`, summed per `key` (the table's primary key, in
+ * its order): one upsert per key, written in key order, so concurrent batches cannot deadlock.
+ */
+const sumInto = (name: string, table: string, key: ReadonlyArray<string>, source: string) => {
+  const columns = key.join(", ")
+  return `
+  ${name} AS (
+    INSERT INTO ${table} (${columns}, clicks, scans)
+    SELECT ${columns}, sum(clicks), sum(scans) FROM ${source}
+    GROUP BY ${columns} ORDER BY ${columns}
+    ON CONFLICT (${columns})
+    DO UPDATE SET clicks = ${table}.clicks + excluded.clicks, scans = ${table}.scans + excluded.scans
+  )`
+}
+
+const LINK_KEY = ["link_id", "kind"] as const
+const OWNER_KEY = ["domain_id", "kind"] as const
+const VALUE_KEY = ["value", "region", "city"] as const
+
+/**
  * The rollup upserts shared by both write paths, from `facts`: non-bot clicks of existing links summed
  * per (link_id, domain_id, user_id, kind, hour, value, region, city) into `clicks` and `scans`, `hour`
- * being the UTC hour's first instant. Rows are written in key order, so concurrent batches cannot
- * deadlock.
+ * being the UTC hour's first instant; `dated` gives each its UTC day and month.
  */
-const ROLLUP_UPSERTS = `
-  per_hour AS (
-    INSERT INTO click_rollups_hour (link_id, kind, hour, value, region, city, clicks, scans)
-    SELECT link_id, kind, hour, value, region, city, sum(clicks), sum(scans)
-    FROM facts WHERE ${kindIn(HOURLY_KINDS, "facts")}
-    GROUP BY link_id, kind, hour, value, region, city ORDER BY link_id, kind, hour, value, region, city
-    ON CONFLICT (link_id, kind, hour, value, region, city)
-    DO UPDATE SET clicks = click_rollups_hour.clicks + excluded.clicks, scans = click_rollups_hour.scans + excluded.scans
+const ROLLUP_UPSERTS = [
+  sumInto("per_hour", "click_rollups_hour", [...LINK_KEY, "hour", ...VALUE_KEY], `facts WHERE ${kindIn(HOURLY_KINDS, "facts")}`),
+  sumInto(
+    "per_user_hour",
+    "click_rollups_user_hour",
+    [...OWNER_KEY, "hour", "user_id", ...VALUE_KEY],
+    `facts WHERE ${kindIn(HOURLY_KINDS, "facts")}`
   ),
-  per_user_hour AS (
-    INSERT INTO click_rollups_user_hour (domain_id, user_id, kind, hour, value, region, city, clicks, scans)
-    SELECT domain_id, user_id, kind, hour, value, region, city, sum(clicks), sum(scans)
-    FROM facts WHERE ${kindIn(HOURLY_KINDS, "facts")}
-    GROUP BY domain_id, kind, hour, user_id, value, region, city
-    ORDER BY domain_id, kind, hour, user_id, value, region, city
-    ON CONFLICT (domain_id, kind, hour, user_id, value, region, city)
-    DO UPDATE SET clicks = click_rollups_user_hour.clicks + excluded.clicks,
-                  scans = click_rollups_user_hour.scans + excluded.scans
-  ),
-  days AS (
-    SELECT link_id, domain_id, user_id, kind, (hour AT TIME ZONE 'UTC')::date AS day, value, region, city, clicks, scans FROM facts
-  ),
-  per_link AS (
-    INSERT INTO click_rollups (link_id, kind, day, value, region, city, clicks, scans)
-    SELECT link_id, kind, day, value, region, city, sum(clicks), sum(scans)
-    FROM days GROUP BY link_id, kind, day, value, region, city ORDER BY link_id, kind, day, value, region, city
-    ON CONFLICT (link_id, kind, day, value, region, city)
-    DO UPDATE SET clicks = click_rollups.clicks + excluded.clicks, scans = click_rollups.scans + excluded.scans
-  ),
-  per_link_month AS (
-    INSERT INTO click_rollups_link_month (link_id, month, clicks, scans)
-    SELECT link_id, date_trunc('month', day)::date AS month, sum(clicks), sum(scans)
-    FROM days WHERE ${kindIs("day", "days")}
-    GROUP BY link_id, month ORDER BY link_id, month
-    ON CONFLICT (link_id, month)
-    DO UPDATE SET clicks = click_rollups_link_month.clicks + excluded.clicks,
-                  scans = click_rollups_link_month.scans + excluded.scans
-  ),
-  per_user AS (
-    INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans)
-    SELECT domain_id, user_id, kind, day, value, region, city, sum(clicks), sum(scans)
-    FROM days WHERE ${kindIn(OWNER_KINDS, "days")}
-    GROUP BY domain_id, kind, day, user_id, value, region, city
-    ORDER BY domain_id, kind, day, user_id, value, region, city
-    ON CONFLICT (domain_id, kind, day, user_id, value, region, city)
-    DO UPDATE SET clicks = click_rollups_user.clicks + excluded.clicks, scans = click_rollups_user.scans + excluded.scans
-  ),
-  per_user_month AS (
-    INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, value, region, city, clicks, scans)
-    SELECT domain_id, user_id, kind, date_trunc('month', day)::date AS month, value, region, city, sum(clicks), sum(scans)
-    FROM days WHERE ${kindIn(OWNER_MONTH_KINDS, "days")}
-    GROUP BY domain_id, kind, month, user_id, value, region, city
-    ORDER BY domain_id, kind, month, user_id, value, region, city
-    ON CONFLICT (domain_id, kind, month, user_id, value, region, city)
-    DO UPDATE SET clicks = click_rollups_user_month.clicks + excluded.clicks,
-                  scans = click_rollups_user_month.scans + excluded.scans
-  )`
+  `
+  dated AS (
+    SELECT link_id, domain_id, user_id, kind, day, date_trunc('month', day)::date AS month, value, region, city, clicks, scans
+    FROM (SELECT *, (hour AT TIME ZONE 'UTC')::date AS day FROM facts) f
+  )`,
+  sumInto("per_link", "click_rollups", [...LINK_KEY, "day", ...VALUE_KEY], "dated"),
+  sumInto("per_link_month", "click_rollups_link_month", ["link_id", "month"], `dated WHERE ${kindIs("day", "dated")}`),
+  sumInto("per_user", "click_rollups_user", [...OWNER_KEY, "day", "user_id", ...VALUE_KEY], `dated WHERE ${kindIn(OWNER_KINDS, "dated")}`),
+  sumInto(
+    "per_user_month",
+    "click_rollups_user_month",
+    [...OWNER_KEY, "month", "user_id", ...VALUE_KEY],
+    `dated WHERE ${kindIn(OWNER_MONTH_KINDS, "dated")}`
+  )
+].join(",")
 
 /** The rollup rows each inserted click `i` counts in. */
 const CLICK_ROLLUP_ROWS = clickRollupRows("i")
