@@ -15,7 +15,9 @@
  *
  * After the load the service is stopped with SIGTERM (it writes the clicks still queued before it
  * exits) and the rows of `clicks` are compared with the 301s it answered (PostgreSQL only: embedded
- * PGlite lives inside the service process, so the check is skipped there).
+ * PGlite lives inside the service process, so the check is skipped there); and what each stored click
+ * cost in bytes: of write-ahead log (the whole server's, so a quiet machine matters) and of each table
+ * the click writer keeps, indexes included.
  *
  * Exit code 1 when the service does not start, any run saw an error, a timeout or a status other
  * than 301 (the reference's too), or the clicks recorded differ from the redirects answered. The speed
@@ -243,15 +245,60 @@ const flushSummary = (samples: Map<string, number>) => {
   ].join(", ")
 }
 
-const countClicks = async (databaseUrl: string) => {
+/** One query on a connection of its own. */
+const queryOnce = async <Row extends object>(databaseUrl: string, text: string) => {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM clicks")
-    return Number(rows[0]?.n ?? 0)
+    return (await client.query<Row>(text)).rows
   } finally {
     await client.end()
   }
+}
+
+const countClicks = async (databaseUrl: string) =>
+  Number((await queryOnce<{ n: string }>(databaseUrl, "SELECT count(*) AS n FROM clicks"))[0]?.n ?? 0)
+
+/** The server's write-ahead log position, in bytes. */
+const walPosition = async (databaseUrl: string) =>
+  Number((await queryOnce<{ lsn: string }>(databaseUrl, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn"))[0]?.lsn)
+
+/** What the click writer keeps, table by table (partitions and indexes included), in bytes. */
+const CLICK_TABLES = [
+  "clicks",
+  "click_rollups",
+  "click_rollups_hour",
+  "click_rollups_user",
+  "click_rollups_user_hour",
+  "click_rollups_user_month",
+  "click_rollups_link_month",
+  "link_visitors"
+] as const
+
+const clickTableBytes = async (databaseUrl: string) => {
+  const sizes = await queryOnce<{ name: string; bytes: string }>(
+    databaseUrl,
+    `SELECT t.name, (pg_total_relation_size(t.name::regclass)
+              + coalesce((SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits WHERE inhparent = t.name::regclass), 0))::text AS bytes
+     FROM unnest(ARRAY[${CLICK_TABLES.map((name) => `'${name}'`).join(", ")}]) AS t(name) WHERE to_regclass(t.name) IS NOT NULL`
+  )
+  return new Map(sizes.map((row) => [row.name, Number(row.bytes)]))
+}
+
+/** Bytes per stored click: of the WAL written while the clicks were, and of each table's growth. */
+const storagePerClick = (
+  clicks: number,
+  wal: number,
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>
+) => {
+  const grown = [...after].map(([name, bytes]): [string, number] => [name, bytes - (before.get(name) ?? 0)])
+  const total = grown.reduce((sum, [, bytes]) => sum + bytes, 0)
+  const per = (bytes: number) => (clicks === 0 ? "?" : (bytes / clicks).toFixed(0))
+  return (
+    `storage per click (${clicks} clicks): WAL ${per(wal)} B (the whole server's, during the runs); on disk ${per(total)} B: ` +
+    grown.map(([name, bytes]) => `${name} ${per(bytes)}`).join(", ")
+  )
 }
 
 /** Lines left in spill files: clicks the service could not write to the database. */
@@ -322,6 +369,11 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     ].join("\n") + "\n\n"
   )
 
+  const databaseUrl = database.env.DATABASE_URL
+  const storedBefore =
+    databaseUrl === undefined
+      ? undefined
+      : { clicks: await countClicks(databaseUrl), wal: await walPosition(databaseUrl), tables: await clickTableBytes(databaseUrl) }
   const runs: Array<Run> = []
   if (warmUpSeconds > 0) {
     process.stderr.write("warming up the reference, then the service...\n")
@@ -419,7 +471,17 @@ const run = async (cleanup: Cleanup): Promise<number> => {
           `${answered === undefined ? "?" : answered - written}`,
         `clicks recorded: ${recorded} rows in clicks; redirects answered: ${answered ?? "?"} ` +
           `(${counted} seen by autocannon) -> ${equal ? "equal" : `MISMATCH (${recorded - (answered ?? counted)})`}`,
-        `clicks left in spill files: ${spilled}`
+        `clicks left in spill files: ${spilled}`,
+        ...(storedBefore === undefined
+          ? []
+          : [
+              storagePerClick(
+                recorded - storedBefore.clicks,
+                (await walPosition(database.env.DATABASE_URL)) - storedBefore.wal,
+                storedBefore.tables,
+                await clickTableBytes(database.env.DATABASE_URL)
+              )
+            ])
       ].join("\n") + "\n"
     )
   }
