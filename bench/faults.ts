@@ -1,7 +1,7 @@
 /**
  * Fault and abuse scenarios against the real service process on PostgreSQL, each printed as a row
  * of one table (`npm run faults`, docs/RELIABILITY.md). Needs BENCH_DATABASE_URL or DATABASE_URL (a
- * fresh database is made and dropped), and takes about five minutes.
+ * fresh database is made and dropped), and takes about eight minutes (group hardening about three).
  *
  * 1. PostgreSQL stopped for 12 s under redirect load (a TCP proxy between the service and the
  *    database drops every connection and refuses new ones): cached links keep redirecting, uncached
@@ -18,9 +18,12 @@
  * 6. Two instances behind Debian's nginx with the deployment guide's configuration: a rolling restart
  *    under load with no failed request and no lost click, and a SIGKILL of one instance
  *    (support/RollingRestart.ts).
+ * 7. Hardening (issue #23): reports looping on the embedded database under redirect load, a login
+ *    flood from six client networks against a seventh's login, 40 parallel guesses on a slowed
+ *    e-mail, and the rate limits per IPv6 /64 and per token (support/Hardening.ts).
  *
- * FAULTS_ONLY (a comma-separated list of outage, kill, redis, abuse, restart) runs only those groups;
- * 5 is part of 4's group "abuse".
+ * FAULTS_ONLY (a comma-separated list of outage, kill, redis, abuse, restart, hardening) runs only
+ * those groups; 5 is part of 4's group "abuse".
  *
  * Exit code 1 when a correctness check fails (a lost or duplicated click beyond the stated bound, a
  * 5xx from a cached link, a request hanging past its bound, a non-zero exit after SIGTERM). Latency
@@ -33,6 +36,7 @@ import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { metricsOf, sample } from "./support/Metrics.ts"
 import { startAdminService } from "./support/Setup.ts"
+import { hardening } from "./support/Hardening.ts"
 import { rollingRestart } from "./support/RollingRestart.ts"
 import { formatTable } from "./support/Table.ts"
 import { openTcpProxy } from "./support/TcpProxy.ts"
@@ -407,12 +411,13 @@ const run = async (cleanup: Cleanup) => {
   const dbUrl = database.env.DATABASE_URL!
   const dbName = new URL(dbUrl).pathname.slice(1)
   process.stderr.write(`faults on ${database.kind}\n`)
-  const only = (process.env.FAULTS_ONLY ?? "outage,kill,redis,abuse,restart").split(",")
+  const only = (process.env.FAULTS_ONLY ?? "outage,kill,redis,abuse,restart,hardening").split(",")
   if (only.includes("outage")) await databaseStopped(cleanup, dbUrl, database.env)
   if (only.includes("kill")) await killedDuringOutage(cleanup, dbUrl, database.env)
   if (only.includes("redis")) await redisDown(cleanup, database.env)
   if (only.includes("abuse")) await abuse(cleanup, dbUrl, database.env, dbName)
   if (only.includes("restart")) for (const row of await rollingRestart(cleanup, database.env, dbUrl)) record(row)
+  if (only.includes("hardening")) await hardening(cleanup, database.env, record)
   process.stdout.write(
     formatTable(
       ["scenario", "measured", "expected", "verdict"],
