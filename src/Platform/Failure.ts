@@ -1,6 +1,26 @@
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { type Cause, Schema } from "effect"
 import { ErrorCatalogue, type ErrorCode, type ErrorStatus, formatMessage } from "./ErrorCatalogue.ts"
+
+/** A failure as its use case fails with it. */
+export interface FailureOf<Tag extends string, Code extends ErrorCode> extends Cause.YieldableError {
+  readonly _tag: Tag
+  readonly message: string
+  readonly code: Code
+  readonly status: ErrorStatus
+}
+
+/**
+ * What `Failure` makes, named so that declaration files can say it: a schema of the failure, its
+ * constructor, its code and status, and `of` for a message from the catalogue.
+ */
+export interface FailureConstructor<Tag extends string, Code extends ErrorCode>
+  extends Schema.Schema<FailureOf<Tag, Code>, { readonly _tag: Tag; readonly message: string }> {
+  new (props: { readonly message: string }): FailureOf<Tag, Code>
+  readonly code: Code
+  readonly status: ErrorStatus
+  of<T>(this: new (props: { readonly message: string }) => T, ...values: ReadonlyArray<string>): T
+}
 
 /**
  * A failure of a use case, one class per failure (`class DomainExists extends Failure("DomainExists",
@@ -13,8 +33,8 @@ export const Failure = <const Tag extends string, const Code extends ErrorCode>(
   code: Code,
   /** Where the API answers this failure with another status than its code's catalogue entry. */
   status: ErrorStatus = ErrorCatalogue[code].status
-) =>
-  class extends Schema.TaggedError<{ readonly _tag: Tag; readonly message: string }>()(tag, { message: Schema.String }) {
+): FailureConstructor<Tag, Code> =>
+  class extends Schema.TaggedError<FailureOf<Tag, Code>>()(tag, { message: Schema.String }) {
     static readonly code: Code = code
     static readonly status: ErrorStatus = status
     static of<T>(this: new (props: { readonly message: string }) => T, ...values: ReadonlyArray<string>): T {

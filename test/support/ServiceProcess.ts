@@ -43,7 +43,7 @@ export const removeTempDirs = () => {
 }
 
 /**
- * `node --import tsx src/main.ts` in the repository (or `npm start`, which runs it), in a process
+ * `node --import tsx src/main.ts` in the repository (or `npm start`, which runs the build in `dist/`), in a process
  * group of its own, with only the given variables (plus PATH and HOME), `PORT` set to a free port
  * and no drain on stop (SHUTDOWN_DRAIN_SECONDS=0) unless given; its group is killed with SIGKILL
  * when the scope closes if anything of it still runs.
