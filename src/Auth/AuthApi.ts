@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, SchemaAST } from "effect"
 import { User } from "../Accounts/User.ts"
 import { ErrorCatalogue } from "../Platform/ErrorCatalogue.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
@@ -7,20 +7,27 @@ import { Authentication } from "./Authentication.ts"
 import { InvalidCredentials, LoginsBusy } from "./AuthErrors.ts"
 
 /**
- * A credential as text. Anything else (a number, an object, text with a NUL, which no stored value
- * has) reads as "", which matches no user: any bad login is the same 401, whatever was wrong.
+ * A credential: text, as the OpenAPI document and a derived client say. Anything else a request
+ * holds there (a number, an object, text with a NUL, which no stored value has, or nothing where one
+ * is required) reads as "", which matches no user: any bad login is the same 401, whatever was wrong.
  */
-const Credential = Schema.optional(
-  Schema.transform(Schema.Unknown, Schema.String, {
-    strict: true,
-    decode: (value) => (typeof value === "string" && !value.includes("\u0000") ? value : ""),
-    encode: (text) => text
-  })
-)
+const Credential = Schema.transform(Schema.Unknown, Schema.String, {
+  strict: true,
+  decode: (value) => (typeof value === "string" && !value.includes("\u0000") ? value : ""),
+  encode: (text) => text
+}).annotations({ [SchemaAST.SurrogateAnnotationId]: Schema.String.ast })
 
-const Credentials = Schema.Struct({ email: Credential, password: Credential })
+const required = Schema.optionalWith(Credential, { exact: true, default: () => "" })
+const optional = Schema.optionalWith(Credential, { exact: true })
 
-const TokenRequest = Schema.Struct({ email: Credential, password: Credential, refresh_token: Credential })
+const Credentials = Schema.Struct({ email: required, password: required }).annotations({
+  jsonSchema: { required: ["email", "password"] }
+})
+
+/** E2 takes a password, or a refresh token in its place. */
+const TokenRequest = Schema.Struct({ email: required, password: optional, refresh_token: optional }).annotations({
+  jsonSchema: { required: ["email"] }
+})
 
 /**
  * `InvalidCredentials` as E1 and E2 answer it: its body also carries `success: 0`, like the real

@@ -19,14 +19,14 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
     const sessions = yield* Sessions
     return handlers
       .handle("validateLogin", ({ payload }) =>
-        Effect.flatMap(ClientNetwork, (network) => sessions.validateLogin(payload.email ?? "", payload.password ?? "", network)).pipe(
+        Effect.flatMap(ClientNetwork, (network) => sessions.validateLogin(payload.email, payload.password, network)).pipe(
           Effect.map((user) => ({ success: 1 as const, user })),
           Effect.catchTag("InvalidCredentials", refused)
         )
       )
       .handle("accessToken", ({ payload }) =>
         Effect.flatMap(ClientNetwork, (network) =>
-          sessions.accessToken({ email: payload.email ?? "", password: payload.password, refreshToken: payload.refresh_token, network })
+          sessions.accessToken({ email: payload.email, password: payload.password, refreshToken: payload.refresh_token, network })
         ).pipe(
           Effect.map((session) => ({ success: 1 as const, user: session.user, access_token: session.accessToken, expires: session.expires })),
           Effect.catchTag("InvalidCredentials", refused)

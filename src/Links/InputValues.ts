@@ -4,7 +4,7 @@ export type LinkInputContext = "create" | "update"
 /** JSON `null` and a missing property both mean "not given". */
 export const isAbsent = (raw: unknown): raw is undefined | null => raw === undefined || raw === null
 
-const DECIMAL = /^-?(?:0|[1-9][0-9]{0,15})$/
+export const DECIMAL = /^-?(?:0|[1-9][0-9]{0,15})$/
 
 /**
  * An integer field's value: a JSON integer, or its canonical decimal string ("301"; not "0301",

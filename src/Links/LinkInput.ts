@@ -16,28 +16,14 @@ import {
   generateAlias,
   type UtmTemplateFields
 } from "./LinkRules.ts"
-import { type InputProblem, invalidInputOf, UtmTemplateNotFound } from "./LinkErrors.ts"
-
-/** E4's body as the client sent it: every field is read by the rules of `LinkRules.ts`. */
-export interface CreateLinkInput {
-  readonly url?: unknown
-  readonly alias?: unknown
-  readonly rand_alias_length?: unknown
-  readonly dupe_check?: unknown
-  readonly notes?: unknown
-  readonly notify_on_click?: unknown
-  readonly override_404_check?: unknown
-  readonly tags?: unknown
-  readonly utm_template_id?: unknown
-  readonly utm_fields?: unknown
-  readonly archive_on?: unknown
-  readonly delete_on?: unknown
-  readonly redirect_type?: unknown
-}
+import { type InputProblem, invalidInputOf, problem, UtmTemplateNotFound } from "./LinkErrors.ts"
+import type { CreateLinkInput } from "./LinkFields.ts"
+import { type Invalid, isInvalid } from "../Platform/Coded.ts"
 
 /**
- * E4's body read against the link rules: the link to insert, or every problem at once, sorted by
- * code. `findTemplate` looks a UTM template of the domain up by id.
+ * E4's body, decoded to its fields' types, read against the link rules: the link to insert, or every
+ * problem at once, sorted by code: the type errors decoding found (each field's `Invalid`) and what
+ * the rules find in the other fields. `findTemplate` looks a UTM template of the domain up by id.
  */
 export const readCreateLink = <E, R>(
   body: CreateLinkInput,
@@ -55,23 +41,32 @@ export const readCreateLink = <E, R>(
         onRight: (value) => value
       })
 
-    const url = take(checkUrl(body.url, "create"), "")
-    const alias = body.alias === undefined || body.alias === null ? undefined : take(checkAlias(body.alias, "create"), "")
-    // The specification: rand_alias_length is ignored when an alias is given.
-    const aliasLength = alias === undefined ? take(checkRandAliasLength(body.rand_alias_length), 6) : 6
-    const notes = take(checkNotes(body.notes, "create"), "")
-    const notifyOnClick = take(checkNotifyOnClick(body.notify_on_click, "create"), false)
-    const redirectType = take(checkRedirectType(body.redirect_type), 301)
-    const archiveOn = take(checkScheduleDate(body.archive_on, "archive_on", now, { relativeDays: false }), null)
-    const deleteOn = take(checkScheduleDate(body.delete_on, "delete_on", now, { relativeDays: false }), null)
+    /** A field's rule applied to its value, or its type error reported (and the fallback used). */
+    const read = <V, A>(value: V | Invalid, rule: (value: V) => Either.Either<A, InputProblem>, fallback: A, invalid?: InputProblem): A => {
+      if (!isInvalid(value)) return take(rule(value), fallback)
+      problems.push(invalid ?? problem(value.code))
+      return fallback
+    }
+
+    const url = read(body.url, (given) => checkUrl(given, "create"), "")
+    const alias = body.alias === undefined || body.alias === null ? undefined : read(body.alias, (given) => checkAlias(given, "create"), "")
+    // The specification: rand_alias_length is ignored when an alias is given (a wrong one too).
+    const aliasLength = alias === undefined ? read(body.rand_alias_length, checkRandAliasLength, 6) : 6
+    const notes = read(body.notes, (given) => checkNotes(given, "create"), "")
+    const notifyOnClick = read(body.notify_on_click, (given) => checkNotifyOnClick(given, "create"), false, problem(10153, "notify_on_click: must be 0 or 1"))
+    const redirectType = read(body.redirect_type, checkRedirectType, 301)
+    const archiveOn = read(body.archive_on, (given) => checkScheduleDate(given, "archive_on", now, { relativeDays: false }), null)
+    const deleteOn = read(body.delete_on, (given) => checkScheduleDate(given, "delete_on", now, { relativeDays: false }), null)
     take(checkScheduleExclusive(archiveOn, deleteOn), { archiveOn, deleteOn })
-    const tags = take(checkTags(body.tags), [])
-    const templateId = take(checkTemplateId(body.utm_template_id), null)
+    const tags = read(body.tags, checkTags, [])
+    const templateId = read(body.utm_template_id, checkTemplateId, null)
 
     const template = templateId === null ? Option.none() : yield* findTemplate(templateId)
     if (templateId !== null && Option.isNone(template)) problems.push(UtmTemplateNotFound.of())
     const utmValues =
-      templateId !== null && Option.isNone(template) ? [] : take(checkUtmFields(Option.getOrUndefined(template), body.utm_fields), [])
+      templateId !== null && Option.isNone(template)
+        ? []
+        : read(body.utm_fields, (given) => checkUtmFields(Option.getOrUndefined(template), given), [])
     const redirectUrl = url === "" ? "" : take(appendUtmValues(url, utmValues), url)
 
     const invalid = invalidInputOf(problems.sort((a, b) => a.code - b.code))
@@ -80,8 +75,8 @@ export const readCreateLink = <E, R>(
       url,
       alias,
       generateAlias: () => generateAlias(aliasLength),
-      checkUrl: body.override_404_check !== 1 && body.override_404_check !== "1",
-      dupeCheck: body.dupe_check === 1 || body.dupe_check === "1",
+      checkUrl: body.override_404_check !== true,
+      dupeCheck: body.dupe_check === true,
       tags,
       link: {
         url,

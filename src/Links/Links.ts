@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import type { Caller } from "../Accounts/User.ts"
+import { type Invalid, isInvalid } from "../Platform/Coded.ts"
 import { InvalidInput } from "../Platform/Failure.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
@@ -19,7 +20,8 @@ import {
   problem,
   QuotaReached
 } from "./LinkErrors.ts"
-import { type CreateLinkInput, readCreateLink } from "./LinkInput.ts"
+import type { CreateLinkInput } from "./LinkFields.ts"
+import { readCreateLink } from "./LinkInput.ts"
 import { orderUtmValues, planLinkUpdate, readLinkPatch } from "./LinkPatch.ts"
 import { LinkRepo, type Viewer } from "./LinkRepo.ts"
 import { type QrFormat, QrRenderer } from "./QrRenderer.ts"
@@ -67,8 +69,8 @@ export class Links extends Effect.Service<Links>()("Links", {
     const linkOf = (domainId: number, linkId: number, viewer: Viewer) => Effect.flatMap(repo.byId(domainId, linkId, viewer), visible)
 
     /** E5: the URL as E4 would store it; URL-encoded or plain. */
-    const validate = (url: unknown): Effect.Effect<string, InvalidInput> => {
-      const parsed = typeof url === "string" ? parseMaybeEncodedHttpUrl(url) : undefined
+    const validate = (url: string | Invalid): Effect.Effect<string, InvalidInput> => {
+      const parsed = isInvalid(url) ? undefined : parseMaybeEncodedHttpUrl(url)
       return parsed === undefined ? Effect.fail(InvalidInput.of(10100)) : Effect.succeed(parsed)
     }
 

@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { Link } from "./Link.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { QrFormat } from "./QrRenderer.ts"
-import { coded, PathId, required } from "../Platform/Coded.ts"
+import { coded, PathId } from "../Platform/Coded.ts"
+import { CreateLink, ValidateLink } from "./LinkFields.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, QuotaReached } from "./LinkErrors.ts"
@@ -12,25 +13,6 @@ import { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, QuotaReached
 const createDomainId = HttpApiSchema.param("domain_id", PathId(10101, 400))
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
-
-const field = (description: string) => Schema.optional(Schema.Unknown.annotations({ description }))
-
-/** Field values are checked by the use case against the link rules (`LinkRules.ts`), every problem reported. */
-export const CreateLink = Schema.Struct({
-  url: field("required; the long URL, http or https (http:// is assumed without a scheme)"),
-  alias: field("1-40 characters from A-Z a-z 0-9 - _ ."),
-  rand_alias_length: field("4-40; length of the generated alias when no alias is given (default 6)"),
-  dupe_check: field("1: return the caller's existing active link to the same url if there is one"),
-  notes: field("at most 1000 characters"),
-  notify_on_click: field("0 or 1"),
-  override_404_check: field("1: do not check whether the long URL answers 404"),
-  tags: field("array of {name, shared}"),
-  utm_template_id: field("a UTM template of the domain"),
-  utm_fields: field("object of the template's field codes to values"),
-  archive_on: field("Unix timestamp in the future"),
-  delete_on: field("Unix timestamp in the future"),
-  redirect_type: field("301 or 307")
-})
 
 /**
  * E12's body: a JSON array of operations `{op, path, value}`, each read by the use case
@@ -67,7 +49,7 @@ export class ValidatedUrl extends Schema.Class<ValidatedUrl>("ValidatedUrl")({
 export class LinksApi extends HttpApiGroup.make("links")
   .add(
     HttpApiEndpoint.post("validate", "/links/validate")
-      .setPayload(Schema.Struct({ url: required(Schema.Unknown.annotations({ description: "the long URL, URL-encoded or plain" }), 10100) }))
+      .setPayload(ValidateLink)
       .addSuccess(ValidatedUrl)
       .addError(answersInvalidInput(10100, 10153))
       .annotate(OpenApi.Description, "E5: whether a long URL is acceptable, and its normalised form")

@@ -1,5 +1,5 @@
-import { Schema } from "effect"
-import type { ErrorCode, ErrorStatus } from "./ErrorCatalogue.ts"
+import { Either, ParseResult, Schema, SchemaAST } from "effect"
+import { type ErrorCode, type ErrorStatus, isErrorCode } from "./ErrorCatalogue.ts"
 
 /**
  * Request schemas name the documented error code of each way a field can be wrong. The framework
@@ -38,3 +38,41 @@ export const PathId = (code: ErrorCode, status?: ErrorStatus) =>
     Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER),
     coded(code, status)
   )
+
+/**
+ * A field value that does not have its field's type: the code its schema names for it (through a
+ * `coded` marker), or 10153 when none does. Only decoding makes one; a client encoding one fails.
+ */
+export class Invalid {
+  private constructor(readonly code: ErrorCode) {}
+  static of(code: ErrorCode): Invalid {
+    return new Invalid(code)
+  }
+}
+
+const InvalidValue = Schema.declare((value: unknown): value is Invalid => value instanceof Invalid, { identifier: "Invalid" })
+
+const invalidOf = (error: ParseResult.ParseError): Invalid => {
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const marked = parseMarker(issue.message)
+    if (marked !== undefined && isErrorCode(marked.code)) return Invalid.of(marked.code)
+  }
+  return Invalid.of(10153)
+}
+
+/**
+ * A field whose decoding never fails: a value of `schema`'s type, or an `Invalid` naming the code
+ * of what is wrong with it, so the use case reports it beside the problems its rules find in the
+ * other fields. The OpenAPI document and the encoded side are `schema`'s own.
+ */
+export const lenient = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A | Invalid, unknown> =>
+  Schema.transformOrFail(Schema.Unknown, Schema.Union(Schema.typeSchema(schema), InvalidValue), {
+    strict: true,
+    decode: (raw) => ParseResult.succeed(Either.getOrElse(Schema.decodeUnknownEither(schema)(raw), invalidOf)),
+    encode: (value, _, ast) =>
+      value instanceof Invalid
+        ? ParseResult.fail(new ParseResult.Forbidden(ast, value, "an invalid value cannot be sent"))
+        : ParseResult.encodeUnknown(schema)(value)
+  }).annotations({ [SchemaAST.SurrogateAnnotationId]: schema.ast })
+
+export const isInvalid = (value: unknown): value is Invalid => value instanceof Invalid

@@ -1,0 +1,82 @@
+import { Schema } from "effect"
+import { coded, Invalid, lenient } from "../Platform/Coded.ts"
+import type { ErrorCode } from "../Platform/ErrorCatalogue.ts"
+import { DECIMAL } from "./InputValues.ts"
+import { MAX_ALIAS_LENGTH, MIN_RAND_ALIAS_LENGTH } from "./Alias.ts"
+import { MAX_TIMESTAMP } from "./LinkDates.ts"
+import { MAX_LINK_TAGS } from "./LinkTags.ts"
+
+/**
+ * The types of E4's and E5's fields, with every spelling that existing clients send and the service
+ * accepts: what the OpenAPI document says of each field and what a derived client may send. A value
+ * of another type does not fail decoding: it decodes to an `Invalid` with the field's code (see
+ * `lenient` in `Platform/Coded.ts`), which the use case reports beside what its rules find in the
+ * other fields. Rules beyond the type (URL syntax, alias characters, lengths counted in code points,
+ * dates in the future, UTM values against the template) are the use case's (`LinkRules.ts`).
+ */
+
+/** A JSON integer from `min` to `max`, or its canonical decimal string ("301"; not "0301" or "3e2"). */
+export const IntegerInput = (min: number, max: number) =>
+  Schema.Union(
+    Schema.Int.pipe(Schema.between(min, max)),
+    Schema.compose(Schema.String.pipe(Schema.pattern(DECIMAL)), Schema.NumberFromString).pipe(Schema.int(), Schema.between(min, max))
+  )
+
+/** 0 or 1, "0" or "1". */
+export const Bit = Schema.transformLiterals([0, false], [1, true], ["0", false], ["1", true])
+
+/** 0 or 1, "0" or "1", false or true. */
+export const Flag = Schema.Union(Schema.Boolean, Bit)
+
+/** An optional field: `null` means "not given" too; a value of another type is `Invalid` with `code` (10153 without one). */
+const optionalField = <A, I>(schema: Schema.Schema<A, I>, description: string, code?: ErrorCode) => {
+  const nullable = Schema.NullOr(schema).annotations({ description })
+  return Schema.optionalWith(lenient(code === undefined ? nullable : coded(code)(nullable)), { exact: true })
+}
+
+export const CreateLink = Schema.Struct({
+  // Required: absent, it is `Invalid` with 10100 as well, so that the other fields are still read.
+  url: Schema.optionalWith(
+    lenient(coded(10100)(Schema.String.annotations({ description: "the long URL, http or https (http:// is assumed without a scheme)" }))),
+    { exact: true, default: () => Invalid.of(10100) }
+  ),
+  alias: optionalField(Schema.String, `1-${MAX_ALIAS_LENGTH} characters from A-Z a-z 0-9 - _ .`, 10102),
+  rand_alias_length: optionalField(
+    IntegerInput(MIN_RAND_ALIAS_LENGTH, MAX_ALIAS_LENGTH),
+    "length of the generated alias when no alias is given (default 6)",
+    10102
+  ),
+  // Any other value of these two means 0, as it always has: decoded, it is an `Invalid` that the use case reads as 0.
+  dupe_check: optionalField(Bit, "1: return the caller's existing active link to the same url if there is one"),
+  notes: optionalField(Schema.String, "at most 1000 characters", 10105),
+  notify_on_click: optionalField(Flag, "e-mail the link's owner on each click"),
+  override_404_check: optionalField(Bit, "1: do not check whether the long URL answers 404"),
+  tags: optionalField(
+    Schema.Array(Schema.Struct({ name: Schema.String, shared: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { exact: true }) })).pipe(
+      Schema.maxItems(MAX_LINK_TAGS)
+    ),
+    "tags to attach, created when the domain has none of that name (names 1-50 characters)",
+    10107
+  ),
+  utm_template_id: optionalField(IntegerInput(1, Number.MAX_SAFE_INTEGER), "a UTM template of the domain", 10108),
+  utm_fields: optionalField(Schema.Record({ key: Schema.String, value: Schema.String }), "the template's field codes to values", 10110),
+  archive_on: optionalField(IntegerInput(0, MAX_TIMESTAMP), "Unix timestamp in the future", 10113),
+  delete_on: optionalField(IntegerInput(0, MAX_TIMESTAMP), "Unix timestamp in the future", 10111),
+  redirect_type: optionalField(
+    Schema.Union(Schema.Literal(301, 307), Schema.transformLiterals(["301", 301], ["307", 307])),
+    "301 (default) or 307",
+    10115
+  )
+}).annotations({
+  // The document marks url required, as it is; decoding takes its absence as an `Invalid` (above).
+  jsonSchema: { required: ["url"] }
+})
+
+export type CreateLinkInput = typeof CreateLink.Type
+
+export const ValidateLink = Schema.Struct({
+  url: Schema.optionalWith(lenient(coded(10100)(Schema.String.annotations({ description: "the long URL, URL-encoded or plain" }))), {
+    exact: true,
+    default: () => Invalid.of(10100)
+  })
+}).annotations({ jsonSchema: { required: ["url"] } })
