@@ -10,6 +10,32 @@ import { TestServer } from "./support/TestServer.ts"
 const loginFrom = (address: string, email: string, password: string) =>
   call("POST", "/api/v4/validate_login", { body: { email, password }, headers: { "x-forwarded-for": address } })
 
+describe("guesses that would wait past the API deadline", () => {
+  // Four fifths of a 3 s deadline: a line may hold 2.4 s of delays.
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1", API_DEADLINE_SECONDS: "3" }), { excludeTestServices: true })((it) => {
+    it.effect("are refused at once with 503 10901, while those whose turn comes in time wait in line", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        for (let i = 0; i < 3; i++) yield* loginFrom("10.8.0.1", user.email, "wrong password 123")
+        // In line they would wait 250, 750, 1,750, 3,750 and 7,750 ms: the last two cannot be answered in time.
+        const replies = yield* Effect.all(
+          Array.from({ length: 5 }, () => timed(loginFrom("10.8.0.1", user.email, "wrong password 123"))),
+          { concurrency: "unbounded" }
+        )
+        const refused = replies.filter(([reply]) => reply.status === 503)
+        expect(replies.map(([reply]) => reply.status).sort()).toEqual([401, 401, 401, 503, 503])
+        for (const [reply, ms] of refused) {
+          expect(codes(reply)).toEqual([10901])
+          expect(reply.headers.get("retry-after")).toBe("1")
+          expect(ms).toBeLessThan(1000)
+        }
+        // Another network's guesses are not in that line.
+        expect((yield* loginFrom("10.9.0.1", user.email, "wrong password 123")).status).toBe(401)
+      })
+    , 60_000)
+  })
+})
+
 describe("login floods", () => {
   layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
     it.effect("a flood from many networks is capped: excess logins get 503 10901 at once and other requests are not starved", () =>

@@ -1,4 +1,6 @@
 import { Duration, Effect, Either } from "effect"
+import { AppConfig } from "../Config.ts"
+import { LoginsBusy } from "./AuthErrors.ts"
 
 /** Failures from one network on one e-mail before its attempts wait. */
 const FREE_FAILURES = 3
@@ -14,12 +16,20 @@ interface Failures {
   last: number
 }
 
+/** Attempts judged one at a time, and how many hold or wait for the turn. */
+interface Line {
+  readonly lock: Effect.Semaphore
+  waiting: number
+}
+
+const line = (): Line => ({ lock: Effect.unsafeMakeSemaphore(1), waiting: 0 })
+
 /** What is known of one e-mail: its failures from every network together, and from each. */
 interface EmailRecord {
   readonly any: Failures
   readonly networks: Map<string, Failures>
-  readonly lock: Effect.Semaphore
-  readonly networkLocks: Map<string, Effect.Semaphore>
+  readonly line: Line
+  readonly networkLines: Map<string, Line>
 }
 
 const fresh = (failures: Failures | undefined, now: number) =>
@@ -39,11 +49,15 @@ const counted = (failures: Failures | undefined, now: number, by: 1 | -1): Failu
  * elsewhere. After 20 failures from all networks together, every attempt on the e-mail waits the same
  * way. An attempt counts as a failure before it is judged, and while an e-mail (or one network's
  * attempts on it) is slowed its verdicts come one at a time: parallel guesses wait in line, each its
- * full delay. Counted per instance; requests without an e-mail cannot match an account and are not
- * counted.
+ * full delay. An attempt whose turn would come too late to be answered (its delay and those of the
+ * attempts ahead of it in line past four fifths of API_DEADLINE_SECONDS) is refused at once with
+ * 503 10901 instead of waiting for the deadline. Counted per instance; requests without an e-mail
+ * cannot match an account and are not counted.
  */
 export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottle", {
-  sync: () => {
+  effect: Effect.gen(function* () {
+    const { apiDeadlineSeconds } = yield* AppConfig
+    const lineBudgetMs = apiDeadlineSeconds * 800
     const emails = new Map<string, EmailRecord>()
     const keyOf = (email: string) => email.trim().toLowerCase().slice(0, 320)
 
@@ -54,21 +68,34 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
       const record: EmailRecord = {
         any: { count: 0, last: 0 },
         networks: new Map(),
-        lock: Effect.unsafeMakeSemaphore(1),
-        networkLocks: new Map()
+        line: line(),
+        networkLines: new Map()
       }
       emails.set(key, record)
       return record
     }
 
-    const networkLock = (record: EmailRecord, network: string) => {
-      const known = record.networkLocks.get(network)
+    const networkLine = (record: EmailRecord, network: string) => {
+      const known = record.networkLines.get(network)
       if (known !== undefined) return known
-      if (record.networkLocks.size >= MAX_TRACKED_NETWORKS) record.networkLocks.delete(record.networkLocks.keys().next().value!)
-      const lock = Effect.unsafeMakeSemaphore(1)
-      record.networkLocks.set(network, lock)
-      return lock
+      if (record.networkLines.size >= MAX_TRACKED_NETWORKS) record.networkLines.delete(record.networkLines.keys().next().value!)
+      const made = line()
+      record.networkLines.set(network, made)
+      return made
     }
+
+    /**
+     * `attempt` in `queue`, whose attempts are each counted a failure before their turn: the one
+     * joining waits for the delays after `failures`, `failures + 1`, ... one per attempt ahead of it.
+     */
+    const inLine = <A, E, R>(queue: Line, failures: number, free: number, attempt: Effect.Effect<A, E, R>) =>
+      Effect.suspend((): Effect.Effect<A, E | LoginsBusy, R> => {
+        let due = 0
+        for (let ahead = 0; ahead <= queue.waiting; ahead++) due += delayAfter(failures + ahead, free)
+        if (due > lineBudgetMs) return Effect.fail(LoginsBusy.of())
+        queue.waiting += 1
+        return queue.lock.withPermits(1)(attempt).pipe(Effect.ensuring(Effect.sync(() => void (queue.waiting -= 1))))
+      })
 
     const delays = (record: EmailRecord, network: string, now: number) => ({
       network: delayAfter(fresh(record.networks.get(network), now), FREE_FAILURES),
@@ -104,9 +131,13 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
         else if (!isRefusal(outcome.left)) count(record, network, -1)
         return yield* outcome
       })
-      const slowed = delays(record, network, Date.now())
-      const inNetworkLine = slowed.network > 0 ? networkLock(record, network).withPermits(1)(attempt) : attempt
-      return slowed.any > 0 ? record.lock.withPermits(1)(inNetworkLine) : inNetworkLine
+      const now = Date.now()
+      const slowed = delays(record, network, now)
+      const fromNetwork =
+        slowed.network > 0
+          ? inLine(networkLine(record, network), fresh(record.networks.get(network), now), FREE_FAILURES, attempt)
+          : attempt
+      return slowed.any > 0 ? inLine(record.line, fresh(record.any, now), FREE_FAILURES_ANY_NETWORK, fromNetwork) : fromNetwork
     }
 
     return {
@@ -114,5 +145,5 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
       /** Forgets every failure on the e-mail, from every network. */
       forget: (email: string) => Effect.sync(() => void emails.delete(keyOf(email)))
     }
-  }
+  })
 }) {}
