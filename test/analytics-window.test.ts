@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { planWindow } from "../src/Analytics/AnalyticsWindow.ts"
+import { boundaryPieces, planWindow, type TimeRange } from "../src/Analytics/AnalyticsWindow.ts"
 
 const DAY = 86_400
 const HOUR = 3600
@@ -128,6 +128,41 @@ describe("planWindow: whole days from rollups, partial days corrected by the few
       hours: [{ from: D + 3 * HOUR, to: D + 6 * HOUR, sign: 1 }],
       edges: [{ from: now, to: D + 6 * HOUR, sign: -1 }]
     })
+  })
+
+  it("with the part-hours' clicks counted, the side with fewer clicks is read, whatever its span", () => {
+    // A burst of clicks in the window's first minutes, 20:05-20:10: the 50 minutes after 20:10 are
+    // read by time alone; counted, the 10 empty minutes before 20:10 are taken from the whole hour.
+    const now = D + 20 * HOUR + 12 * MINUTE
+    const window = { from: D + 20 * HOUR + 10 * MINUTE, to: now + 1, now }
+    expect(planWindow(window, 7).edges).toEqual([{ from: window.from, to: window.to, sign: 1 }])
+    const clicks = new Map([[`${D + 20 * HOUR}-${window.from}`, 0], [`${window.from}-${window.to}`, 5000], [`${window.to}-${D + 21 * HOUR}`, 0]])
+    const clicksIn = (range: TimeRange) => clicks.get(`${range.from}-${range.to}`)
+    expect(planWindow(window, 7, clicksIn)).toEqual({
+      firstDay: D,
+      endDay: D,
+      hours: [{ from: D + 20 * HOUR, to: D + 21 * HOUR, sign: 1 }],
+      edges: [
+        { from: D + 20 * HOUR, to: window.from, sign: -1 },
+        { from: window.to, to: D + 21 * HOUR, sign: -1 }
+      ]
+    })
+    // A count missing for one side: time decides, as without counts.
+    const partly = (range: TimeRange) => (range.from === window.from ? 5000 : undefined)
+    expect(planWindow(window, 7, partly).edges).toEqual([{ from: window.from, to: window.to, sign: 1 }])
+  })
+
+  it("the pieces worth counting are the parts of the bounds' hours on either side of each bound", () => {
+    expect(boundaryPieces({ from: D + 20 * HOUR + 10 * MINUTE, to: D + 20 * HOUR + 40 * MINUTE })).toEqual([
+      { from: D + 20 * HOUR, to: D + 20 * HOUR + 10 * MINUTE },
+      { from: D + 20 * HOUR + 10 * MINUTE, to: D + 20 * HOUR + 40 * MINUTE },
+      { from: D + 20 * HOUR + 40 * MINUTE, to: D + 21 * HOUR }
+    ])
+    expect(boundaryPieces({ from: D + HOUR, to: D + 3 * HOUR })).toEqual([])
+    expect(boundaryPieces({ from: D + HOUR + MINUTE, to: D + 3 * HOUR })).toEqual([
+      { from: D + HOUR, to: D + HOUR + MINUTE },
+      { from: D + HOUR + MINUTE, to: D + 2 * HOUR }
+    ])
   })
 
   it("an empty window reads nothing", () => {

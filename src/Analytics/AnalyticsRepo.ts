@@ -1,9 +1,28 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
-import { type AnalyticsWindow, DAY, type Edge, monthsOf, planWindow } from "./AnalyticsWindow.ts"
+import {
+  type AnalyticsWindow,
+  boundaryPieces,
+  DAY,
+  type Edge,
+  monthsOf,
+  planWindow,
+  type TimeRange,
+  type WindowPlan
+} from "./AnalyticsWindow.ts"
 import { inGroup, keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
-import { clickKeyColumns, hourlyCode, hourlyKeyColumns, KEY_COLUMNS, kindIs, type RollupKind, rollupCode } from "../Clicks/Rollups.ts"
+import {
+  clickKeyColumns,
+  HOURLY_ROLLUP_DAYS,
+  hourlyCode,
+  hourlyKeyColumns,
+  KEY_COLUMNS,
+  kindIs,
+  type RollupKind,
+  rollupCode
+} from "../Clicks/Rollups.ts"
 
 /** The links of a domain whose clicks a report counts; unset filters match every link. */
 export interface LinkFilter {
@@ -50,6 +69,12 @@ export interface GroupRow {
   readonly city: string | null
   readonly count: number
 }
+
+/**
+ * Clicks counted in a part-hour before choosing how to read it: beyond this many, "many" (a count
+ * costs at most this many index entries).
+ */
+const COUNT_CAP = 5000
 
 /** The first `width` key columns of the rows `s`, as SQL. */
 const groupKeys = (width: 1 | 2 | 3) => KEY_COLUMNS.slice(0, width).map((column) => `s.${column}`)
@@ -115,14 +140,41 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const linkRowsUnion = (parts: ReadonlyArray<Fragment>) =>
       unionAll([sql`SELECT NULL::int8 AS link_id, 0::int4 AS clicks WHERE false`, ...parts])
 
+    const domainOf = (scope: Scope) => (scope._tag === "owners" ? scope.domainId : scope.filter.domainId)
+
+    /**
+     * How the window is read: `planWindow`, told how many of the domain's clicks (bots too, up to
+     * COUNT_CAP) lie in the recent part-hours at its bounds, so that of a part-hour and the rest of its
+     * hour it reads the clicks of the one holding fewer: a burst inside the window's first minutes is
+     * then taken from the hourly rollups, not read click by click.
+     */
+    const planFor = (domainId: number, window: AnalyticsWindow): Effect.Effect<WindowPlan, SqlError> => {
+      const recent = Math.floor(window.now / DAY) * DAY - HOURLY_ROLLUP_DAYS * DAY
+      const pieces = boundaryPieces(window).filter((piece) => piece.from >= recent)
+      if (pieces.length === 0) return Effect.succeed(planWindow(window))
+      return Effect.map(
+        sql<{ piece: number; clicks: number }>`${unionAll(
+          pieces.map(
+            (piece, n) => sql`SELECT ${n}::int4 AS piece, count(*)::int8 AS clicks FROM (
+              SELECT 1 FROM clicks c WHERE c.domain_id = ${domainId}
+                AND c.at >= to_timestamp(${piece.from}) AND c.at < to_timestamp(${piece.to}) LIMIT ${COUNT_CAP}) p`
+          )
+        )}`,
+        (rows) => {
+          const key = (range: TimeRange) => `${range.from}-${range.to}`
+          const counted = new Map(rows.flatMap((row) => (pieces[row.piece] === undefined ? [] : [[key(pieces[row.piece]!), row.clicks] as const])))
+          return planWindow(window, HOURLY_ROLLUP_DAYS, (range) => counted.get(key(range)))
+        }
+      )
+    }
+
     /**
      * Rows `(link_id, day, value, region, city, clicks, scans)` of one kind over the window: whole days
      * from the daily rollups (whole months from the monthly ones), whole hours of the edge days from the
      * hourly ones, the partial hours at the edges from the non-bot clicks themselves. Parts with nothing
      * to read are left out: an empty range of days would still scan a rollup table.
      */
-    const source = (scope: Scope, kind: RollupKind, window: AnalyticsWindow) => {
-      const plan = planWindow(window)
+    const source = (scope: Scope, kind: RollupKind, plan: WindowPlan) => {
       const code = rollupCode(kind)
       const values = sql.unsafe(clickKeyColumns(kind, "c"))
       const day = sql.unsafe("(c.at AT TIME ZONE 'UTC')::date AS day")
@@ -187,15 +239,21 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
 
     /** Clicks and QR scans per UTC day (midnight in Unix seconds) with any click. */
     const byDay = (scope: Scope, window: AnalyticsWindow) =>
-      sql<{ day: number; count: number; scans: number }>`
-        SELECT floor(extract(epoch FROM s.day::timestamp))::int8 AS day, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
-        FROM (${source(scope, "day", window)}) s GROUP BY s.day`
+      Effect.flatMap(
+        planFor(domainOf(scope), window),
+        (plan) => sql<{ day: number; count: number; scans: number }>`
+          SELECT floor(extract(epoch FROM s.day::timestamp))::int8 AS day, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
+          FROM (${source(scope, "day", plan)}) s GROUP BY s.day`
+      )
 
     /** Clicks and QR scans per hour of the day (0-23, UTC) with any click. */
     const byHour = (scope: Scope, window: AnalyticsWindow) =>
-      sql<{ hour: string; count: number; scans: number }>`
-        SELECT s.value AS hour, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
-        FROM (${source(scope, "hour", window)}) s GROUP BY s.value`
+      Effect.flatMap(
+        planFor(domainOf(scope), window),
+        (plan) => sql<{ hour: string; count: number; scans: number }>`
+          SELECT s.value AS hour, sum(s.clicks)::int8 AS count, sum(s.scans)::int8 AS scans
+          FROM (${source(scope, "hour", plan)}) s GROUP BY s.value`
+      )
 
     const valueConditions = (filters: ValueFilters): Array<Fragment> => [
       ...(filters.country === undefined ? [] : [sql`upper(s.value) = upper(${filters.country})`]),
@@ -216,15 +274,16 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         const order = sql.unsafe(columns.map((column) => `${column} = '', ${column} COLLATE "C"`).join(", "))
         const conditions = valueConditions(filters)
         const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
+        const plan = yield* planFor(domainOf(scope), window)
         const rows = yield* sql<{ value: string; region?: string; city?: string; count: number; groups: number }>`
           SELECT ${keys}, sum(s.clicks)::int8 AS count,
                  count(*) OVER ()::int8 AS groups
-          FROM (${source(scope, kind, window)}) s ${where}
+          FROM (${source(scope, kind, plan)}) s ${where}
           GROUP BY ${keys}
           HAVING sum(s.clicks) > 0
           ORDER BY count DESC, ${order}
           LIMIT ${page.limit} OFFSET ${page.offset}`
-        const total = rows[0]?.groups ?? (page.offset === 0 ? 0 : yield* countGroups(scope, kind, width, window, filters))
+        const total = rows[0]?.groups ?? (page.offset === 0 ? 0 : yield* countGroups(scope, kind, width, plan, filters))
         const known = (value: string | null | undefined) => (value === undefined || value === null || value === "" ? null : value)
         return {
           total,
@@ -233,14 +292,14 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
       })
 
     // Asked only for a page past the last one, where the page itself cannot say how many groups there are.
-    const countGroups = (scope: Scope, kind: RollupKind, width: 1 | 2 | 3, window: AnalyticsWindow, filters: ValueFilters) => {
+    const countGroups = (scope: Scope, kind: RollupKind, width: 1 | 2 | 3, plan: WindowPlan, filters: ValueFilters) => {
       const keys = sql.unsafe(groupKeys(width).join(", "))
       const conditions = valueConditions(filters)
       const where = conditions.length === 0 ? sql`` : sql`WHERE ${sql.and(conditions)}`
       return Effect.map(
         sql<{ n: number }>`
           SELECT count(*)::int8 AS n FROM (
-            SELECT 1 FROM (${source(scope, kind, window)}) s ${where} GROUP BY ${keys} HAVING sum(s.clicks) > 0
+            SELECT 1 FROM (${source(scope, kind, plan)}) s ${where} GROUP BY ${keys} HAVING sum(s.clicks) > 0
           ) g`,
         (rows) => rows[0]?.n ?? 0
       )
@@ -251,8 +310,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
      * monthly rollups, the other whole days from the daily ones, the edge days' whole hours from the
      * hourly ones, the partial hours from the clicks.
      */
-    const linkClicks = (filter: LinkFilter, window: AnalyticsWindow) => {
-      const plan = planWindow(window)
+    const linkClicks = (filter: LinkFilter, plan: WindowPlan) => {
       const split = monthsOf(plan)
       const chosen = sql`SELECT l.id FROM links l WHERE ${linkConditions(filter)}`
       const months =
@@ -279,21 +337,22 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     /** One page of the links with clicks in the window, most clicks first, then by id; and how many there are. */
     const clickedLinks = (filter: LinkFilter, window: AnalyticsWindow, page: Page) =>
       Effect.gen(function* () {
+        const plan = yield* planFor(filter.domainId, window)
         const rows = yield* sql<{ link_id: number; links: number }>`
           SELECT s.link_id, count(*) OVER ()::int8 AS links
-          FROM (${linkClicks(filter, window)}) s
+          FROM (${linkClicks(filter, plan)}) s
           GROUP BY s.link_id HAVING sum(s.clicks) > 0
           ORDER BY sum(s.clicks) DESC, s.link_id
           LIMIT ${page.limit} OFFSET ${page.offset}`
-        const total = rows[0]?.links ?? (page.offset === 0 ? 0 : yield* countClickedLinks(filter, window))
+        const total = rows[0]?.links ?? (page.offset === 0 ? 0 : yield* countClickedLinks(filter, plan))
         return { total, ids: rows.map((row) => row.link_id) }
       })
 
-    const countClickedLinks = (filter: LinkFilter, window: AnalyticsWindow) =>
+    const countClickedLinks = (filter: LinkFilter, plan: WindowPlan) =>
       Effect.map(
         sql<{ n: number }>`
           SELECT count(*)::int8 AS n FROM (
-            SELECT 1 FROM (${linkClicks(filter, window)}) s GROUP BY s.link_id HAVING sum(s.clicks) > 0
+            SELECT 1 FROM (${linkClicks(filter, plan)}) s GROUP BY s.link_id HAVING sum(s.clicks) > 0
           ) g`,
         (rows) => rows[0]?.n ?? 0
       )

@@ -75,16 +75,25 @@ interface UnitPlan {
   readonly edges: ReadonlyArray<Edge>
 }
 
+/** How many clicks a range holds, where known (capped: a large count stands for "many"). */
+export type ClicksIn = (range: TimeRange) => number | undefined
+
 /**
  * A range in whole `unit`s (a day or an hour, aligned to Unix time): a partial unit at an edge is
  * counted from its part inside the range, or as the whole unit minus its part outside, whichever
- * spans less time. Nothing exists after `now`, so a unit cut at `now` is the whole unit minus next to
- * nothing.
+ * holds fewer clicks where `clicksIn` knows both, else whichever spans less time. Nothing exists
+ * after `now`, so a unit cut at `now` is the whole unit minus next to nothing.
  */
-const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number): UnitPlan => {
+const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number, clicksIn: ClicksIn = () => undefined): UnitPlan => {
   if (from >= to) return { first: from, end: from, edges: [] }
-  const span = (range: TimeRange) => Math.max(0, Math.min(range.to, now) - range.from)
-  const cost = (edges: ReadonlyArray<Edge>) => edges.reduce((sum, edge) => sum + span(edge), 0)
+  const span = (edges: ReadonlyArray<Edge>) => edges.reduce((sum, edge) => sum + Math.max(0, Math.min(edge.to, now) - edge.from), 0)
+  const clicks = (edges: ReadonlyArray<Edge>) => edges.reduce((sum, edge) => sum + (clicksIn(edge) ?? 0), 0)
+  /** The side to read: fewer clicks, then less time; time alone unless every range's count is known. */
+  const cheaper = (outside: ReadonlyArray<Edge>, inside: ReadonlyArray<Edge>) => {
+    const counted = [...outside, ...inside].every((edge) => clicksIn(edge) !== undefined)
+    const byClicks = counted ? clicks(outside) - clicks(inside) : 0
+    return byClicks < 0 || (byClicks === 0 && span(outside) < span(inside)) ? outside : inside
+  }
   const first = Math.floor(from / unit) * unit
   const last = Math.floor((to - 1) / unit) * unit
   const added = (range: TimeRange): Array<Edge> => (range.from < range.to ? [{ ...range, sign: 1 }] : [])
@@ -92,7 +101,7 @@ const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number): UnitPlan =
   if (first === last) {
     const inside = added({ from, to })
     const outside = [...removed({ from: first, to: from }), ...removed({ from: to, to: first + unit })]
-    return outside.length === 0 || cost(outside) < cost(inside)
+    return outside.length === 0 || cheaper(outside, inside) === outside
       ? { first, end: first + unit, edges: outside }
       : { first, end: first, edges: inside }
   }
@@ -100,8 +109,8 @@ const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number): UnitPlan =
   const headOut = removed({ from: first, to: from })
   const tailIn = added({ from: last, to })
   const tailOut = removed({ from: to, to: last + unit })
-  const head = headOut.length === 0 ? [] : cost(headOut) < cost(headIn) ? headOut : headIn
-  const tail = tailOut.length === 0 ? [] : cost(tailOut) < cost(tailIn) ? tailOut : tailIn
+  const head = headOut.length === 0 ? [] : cheaper(headOut, headIn)
+  const tail = tailOut.length === 0 ? [] : cheaper(tailOut, tailIn)
   return {
     first: head === headIn ? first + unit : first,
     end: tail === tailIn ? last : last + unit,
@@ -116,7 +125,7 @@ const planUnits = ({ from, to, now }: AnalyticsWindow, unit: number): UnitPlan =
  * costs the clicks of at most two part-hours, however many clicks it holds; an older one its clicks
  * inside or outside the window, whichever range is shorter.
  */
-export const planWindow = (window: AnalyticsWindow, hourlyDays = HOURLY_ROLLUP_DAYS): WindowPlan => {
+export const planWindow = (window: AnalyticsWindow, hourlyDays = HOURLY_ROLLUP_DAYS, clicksIn?: ClicksIn): WindowPlan => {
   const days = planUnits(window, DAY)
   const hourlyFrom = startOfDay(window.now) - hourlyDays * DAY
   const hours: Array<Edge> = []
@@ -126,11 +135,35 @@ export const planWindow = (window: AnalyticsWindow, hourlyDays = HOURLY_ROLLUP_D
       edges.push(edge)
       continue
     }
-    const inHours = planUnits({ from: edge.from, to: edge.to, now: window.now }, HOUR)
+    const inHours = planUnits({ from: edge.from, to: edge.to, now: window.now }, HOUR, clicksIn)
     if (inHours.first < inHours.end) hours.push({ from: inHours.first, to: inHours.end, sign: edge.sign })
     for (const part of inHours.edges) edges.push({ from: part.from, to: part.to, sign: part.sign === edge.sign ? 1 : -1 })
   }
   return { firstDay: days.first, endDay: days.end, hours, edges }
+}
+
+/**
+ * The parts of the hours holding the window's bounds, on either side of each bound: the ranges whose
+ * clicks `planWindow` may read from the clicks themselves when the hours are recent, and so the ones
+ * worth counting first.
+ */
+export const boundaryPieces = ({ from, to }: TimeRange): ReadonlyArray<TimeRange> => {
+  if (from >= to) return []
+  const pieces = new Map<string, TimeRange>()
+  const add = (range: TimeRange) => {
+    if (range.from < range.to) pieces.set(`${range.from}-${range.to}`, range)
+  }
+  const fromHour = Math.floor(from / HOUR) * HOUR
+  const toHour = Math.floor(to / HOUR) * HOUR
+  if (fromHour < from) {
+    add({ from: fromHour, to: from })
+    add({ from, to: Math.min(to, fromHour + HOUR) })
+  }
+  if (toHour < to) {
+    add({ from: Math.max(from, toHour), to })
+    add({ from: to, to: toHour + HOUR })
+  }
+  return [...pieces.values()]
 }
 
 /** Every UTC day the window touches, as the Unix second of its midnight, ascending. */
