@@ -48,6 +48,12 @@ export const derivedClientTypes = Effect.gen(function* () {
   yield* client.links.create({ path, payload: { alias: "a" } })
   // @ts-expect-error tags are objects with a name
   yield* client.links.create({ path, payload: { url: "https://example.com/", tags: ["a"] } })
+  const link = { domain_id: 1, link_id: 1 }
+  yield* client.links.update({ path: link, payload: [{ path: "/alias", value: "spring" }, { op: "replace", path: "/delete_on", value: null }] })
+  // @ts-expect-error an alias is a string
+  yield* client.links.update({ path: link, payload: [{ path: "/alias", value: 5 }] })
+  // @ts-expect-error no such path
+  yield* client.links.update({ path: link, payload: [{ path: "/status", value: "active" }] })
   // @ts-expect-error the password is text
   yield* client.auth.validateLogin({ payload: { email: "a@example.com", password: 1234 } })
   // @ts-expect-error the password is required
@@ -85,6 +91,19 @@ describe("request payloads carry their real types", () => {
           } else {
             expect(create.alternatives("rand_alias_length")).toEqual([])
           }
+          const update = object(
+            object(object(object(object(object(object(document).paths)[`${prefix}/{domain_id}/links/{link_id}`]).patch).requestBody).content)[
+              "application/json"
+            ]
+          ).schema
+          const operations = object(object(update).items).anyOf as ReadonlyArray<Json>
+          const byPath = new Map(operations.map((operation) => [String(object(object(operation.properties).path).enum), operation]))
+          expect([...byPath.keys()]).toEqual(
+            prefix === "/api/v4" ? ["/alias", "/notes", "/notify_on_click", "/url", "/delete_on", "/archive_on"] : ["/alias", "/notes", "/url", "/delete_on", "/archive_on"]
+          )
+          expect(object(object(byPath.get("/alias")?.properties).value)).toEqual({ type: "string" })
+          const dateValues = object(object(byPath.get("/delete_on")?.properties).value).anyOf as ReadonlyArray<Json>
+          expect(dateValues.some((schema) => schema.pattern === "^-?[0-9]{1,5}d$"), prefix).toBe(prefix === "/api/v3")
           const validate = requestBody(document, `${prefix}/links/validate`)
           expect([validate.required, typeOf(validate.alternatives("url"))]).toEqual([["url"], ["string"]])
           const login = requestBody(document, `${prefix}/validate_login`)

@@ -7,7 +7,7 @@ import { MAX_TIMESTAMP } from "./LinkDates.ts"
 import { MAX_LINK_TAGS } from "./LinkTags.ts"
 
 /**
- * The types of E4's and E5's fields, with every spelling that existing clients send and the service
+ * The types of E4's and E5's fields and of E12's operations, with every spelling that existing clients send and the service
  * accepts: what the OpenAPI document says of each field and what a derived client may send. A value
  * of another type does not fail decoding: it decodes to an `Invalid` with the field's code (see
  * `lenient` in `Platform/Coded.ts`), which the use case reports beside what its rules find in the
@@ -28,16 +28,17 @@ export const Bit = Schema.transformLiterals([0, false], [1, true], ["0", false],
 /** 0 or 1, "0" or "1", false or true. */
 export const Flag = Schema.Union(Schema.Boolean, Bit)
 
-/** An optional field: `null` means "not given" too; a value of another type is `Invalid` with `code` (10153 without one). */
-const optionalField = <A, I>(schema: Schema.Schema<A, I>, description: string, code?: ErrorCode) => {
-  const nullable = Schema.NullOr(schema).annotations({ description })
-  return Schema.optionalWith(lenient(code === undefined ? nullable : coded(code)(nullable)), { exact: true })
-}
+/**
+ * An optional field: `null` means "not given" too; a value of another type is `Invalid` with `code`
+ * (10153 for fields the specification gives no code; the use case words those problems itself).
+ */
+const optionalField = <A, I>(schema: Schema.Schema<A, I>, description: string, code: ErrorCode) =>
+  Schema.optionalWith(lenient(code, Schema.NullOr(schema).annotations({ description })), { exact: true })
 
 export const CreateLink = Schema.Struct({
   // Required: absent, it is `Invalid` with 10100 as well, so that the other fields are still read.
   url: Schema.optionalWith(
-    lenient(coded(10100)(Schema.String.annotations({ description: "the long URL, http or https (http:// is assumed without a scheme)" }))),
+    lenient(10100, Schema.String.annotations({ description: "the long URL, http or https (http:// is assumed without a scheme)" })),
     { exact: true, default: () => Invalid.of(10100) }
   ),
   alias: optionalField(Schema.String, `1-${MAX_ALIAS_LENGTH} characters from A-Z a-z 0-9 - _ .`, 10102),
@@ -47,10 +48,10 @@ export const CreateLink = Schema.Struct({
     10102
   ),
   // Any other value of these two means 0, as it always has: decoded, it is an `Invalid` that the use case reads as 0.
-  dupe_check: optionalField(Bit, "1: return the caller's existing active link to the same url if there is one"),
+  dupe_check: optionalField(Bit, "1: return the caller's existing active link to the same url if there is one", 10153),
   notes: optionalField(Schema.String, "at most 1000 characters", 10105),
-  notify_on_click: optionalField(Flag, "e-mail the link's owner on each click"),
-  override_404_check: optionalField(Bit, "1: do not check whether the long URL answers 404"),
+  notify_on_click: optionalField(Flag, "e-mail the link's owner on each click", 10153),
+  override_404_check: optionalField(Bit, "1: do not check whether the long URL answers 404", 10153),
   tags: optionalField(
     Schema.Array(Schema.Struct({ name: Schema.String, shared: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { exact: true }) })).pipe(
       Schema.maxItems(MAX_LINK_TAGS)
@@ -75,8 +76,34 @@ export const CreateLink = Schema.Struct({
 export type CreateLinkInput = typeof CreateLink.Type
 
 export const ValidateLink = Schema.Struct({
-  url: Schema.optionalWith(lenient(coded(10100)(Schema.String.annotations({ description: "the long URL, URL-encoded or plain" }))), {
+  url: Schema.optionalWith(lenient(10100, Schema.String.annotations({ description: "the long URL, URL-encoded or plain" })), {
     exact: true,
     default: () => Invalid.of(10100)
   })
 }).annotations({ jsonSchema: { required: ["url"] } })
+
+/** `op` of an E12 operation: "replace", the default when absent or null. */
+const Replace = Schema.optionalWith(Schema.NullOr(Schema.Literal("replace")), { exact: true })
+
+/** A value that may be left out or null, which clears the field. */
+const clearable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+
+const Timestamp = IntegerInput(0, MAX_TIMESTAMP).annotations({ description: "Unix timestamp in the future; null or no value clears it" })
+
+/**
+ * One E12 operation, by path. One that is not of these types decodes to an `Invalid` holding it as
+ * sent: the patch reader (`LinkPatch.ts`) reports it with codes naming its place (`given in 0.op`).
+ */
+export const LinkOperation = Schema.Union(
+  Schema.Struct({ op: Replace, path: Schema.Literal("/alias"), value: Schema.String }),
+  Schema.Struct({ op: Replace, path: Schema.Literal("/notes"), value: clearable(Schema.String) }),
+  Schema.Struct({ op: Replace, path: Schema.Literal("/notify_on_click"), value: Flag }),
+  Schema.Struct({ op: Replace, path: Schema.Literal("/url"), value: Schema.String }),
+  Schema.Struct({ op: Replace, path: Schema.Literal("/delete_on"), value: clearable(Timestamp) }),
+  Schema.Struct({ op: Replace, path: Schema.Literal("/archive_on"), value: clearable(Timestamp) })
+)
+
+export type LinkOperation = typeof LinkOperation.Type
+
+/** E12's body: 1 to 6 operations. A body that is not an array is 10130. */
+export const UpdateLink = coded(10130)(Schema.Array(lenient(10130, LinkOperation))).annotations({ jsonSchema: { minItems: 1, maxItems: 6 } })

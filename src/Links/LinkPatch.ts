@@ -2,6 +2,8 @@ import { Either, Option } from "effect"
 import type { InvalidInput } from "../Platform/Failure.ts"
 import { type InputProblem, invalidInputOf, problem } from "./LinkErrors.ts"
 import { isAbsent, isPlainObject } from "./InputValues.ts"
+import type { LinkOperation } from "./LinkFields.ts"
+import { type Invalid, isInvalid } from "../Platform/Coded.ts"
 import {
   appendUtmValues,
   checkAlias,
@@ -89,8 +91,11 @@ const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Pa
   }
 }
 
-/** The body of E12 read into changes and problems; `now` is Unix seconds. */
-export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchReading => {
+/**
+ * The body of E12 read into changes and problems; `now` is Unix seconds. An operation that decoding
+ * found not of its types is read as sent, so that its problems name its place.
+ */
+export const readLinkPatch = (body: ReadonlyArray<LinkOperation | Invalid>, now: number): PatchReading => {
   if (body.length === 0 || body.length > MAX_OPERATIONS) {
     return {
       changes: {},
@@ -101,7 +106,8 @@ export const readLinkPatch = (body: ReadonlyArray<unknown>, now: number): PatchR
   const problems: Array<InputProblem> = []
   const invalid = new Set<PatchPath>()
   let changes: LinkChanges = {}
-  for (const [index, operation] of body.entries()) {
+  for (const [index, element] of body.entries()) {
+    const operation: unknown = isInvalid(element) ? element.raw : element
     if (!isPlainObject(operation)) {
       problems.push(problem(10130, givenIn(index)))
       continue

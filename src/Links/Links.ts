@@ -20,7 +20,7 @@ import {
   problem,
   QuotaReached
 } from "./LinkErrors.ts"
-import type { CreateLinkInput } from "./LinkFields.ts"
+import type { CreateLinkInput, LinkOperation } from "./LinkFields.ts"
 import { readCreateLink } from "./LinkInput.ts"
 import { orderUtmValues, planLinkUpdate, readLinkPatch } from "./LinkPatch.ts"
 import { LinkRepo, type Viewer } from "./LinkRepo.ts"
@@ -167,7 +167,7 @@ export class Links extends Effect.Service<Links>()("Links", {
      * E12: the operations applied all together or not at all; every problem reported at once, the
      * ones that need the database (alias taken) and the network (the 404 check of a new url) too.
      */
-    const update = (caller: Caller, domainId: number, linkId: number, operations: ReadonlyArray<unknown>) =>
+    const update = (caller: Caller, domainId: number, linkId: number, operations: ReadonlyArray<LinkOperation | Invalid>) =>
       Effect.gen(function* () {
         const viewer = yield* viewerOf(access, caller, domainId, { activeOnly: false })
         const before = yield* linkOf(domainId, linkId, viewer)

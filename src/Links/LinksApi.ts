@@ -4,7 +4,7 @@ import { Link } from "./Link.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { QrFormat } from "./QrRenderer.ts"
 import { coded, PathId } from "../Platform/Coded.ts"
-import { CreateLink, ValidateLink } from "./LinkFields.ts"
+import { CreateLink, UpdateLink, ValidateLink } from "./LinkFields.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, QuotaReached } from "./LinkErrors.ts"
@@ -13,16 +13,6 @@ import { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, QuotaReached
 const createDomainId = HttpApiSchema.param("domain_id", PathId(10101, 400))
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
-
-/**
- * E12's body: a JSON array of operations `{op, path, value}`, each read by the use case
- * (`Links/LinkPatch.ts`), every problem reported. A body that is not an array is 10130.
- */
-export const UpdateLink = coded(10130)(
-  Schema.Array(
-    Schema.Unknown.annotations({ description: "{op: \"replace\" (default), path: \"/alias\" | \"/notes\" | \"/notify_on_click\" | \"/url\" | \"/delete_on\" | \"/archive_on\", value}" })
-  )
-)
 
 /** What E4's body can be refused for, by decoding (10101: a domain id that is none) or by the link rules. */
 const CREATE_PROBLEMS = [

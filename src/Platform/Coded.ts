@@ -1,5 +1,5 @@
 import { Either, ParseResult, Schema, SchemaAST } from "effect"
-import { type ErrorCode, type ErrorStatus, isErrorCode } from "./ErrorCatalogue.ts"
+import type { ErrorCode, ErrorStatus } from "./ErrorCatalogue.ts"
 
 /**
  * Request schemas name the documented error code of each way a field can be wrong. The framework
@@ -40,35 +40,32 @@ export const PathId = (code: ErrorCode, status?: ErrorStatus) =>
   )
 
 /**
- * A field value that does not have its field's type: the code its schema names for it (through a
- * `coded` marker), or 10153 when none does. Only decoding makes one; a client encoding one fails.
+ * A field value that does not have its field's type: the code its field names for that, and the
+ * value as sent, for a reader whose codes say more than the type (E12 names the operation's place).
+ * Only decoding makes one; a client encoding one fails.
  */
 export class Invalid {
-  private constructor(readonly code: ErrorCode) {}
-  static of(code: ErrorCode): Invalid {
-    return new Invalid(code)
+  private constructor(
+    readonly code: ErrorCode,
+    readonly raw: unknown
+  ) {}
+  static of(code: ErrorCode, raw?: unknown): Invalid {
+    return new Invalid(code, raw)
   }
 }
 
 const InvalidValue = Schema.declare((value: unknown): value is Invalid => value instanceof Invalid, { identifier: "Invalid" })
 
-const invalidOf = (error: ParseResult.ParseError): Invalid => {
-  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
-    const marked = parseMarker(issue.message)
-    if (marked !== undefined && isErrorCode(marked.code)) return Invalid.of(marked.code)
-  }
-  return Invalid.of(10153)
-}
-
 /**
- * A field whose decoding never fails: a value of `schema`'s type, or an `Invalid` naming the code
- * of what is wrong with it, so the use case reports it beside the problems its rules find in the
- * other fields. The OpenAPI document and the encoded side are `schema`'s own.
+ * A field whose decoding never fails: a value of `schema`'s type, or an `Invalid` with `code`, so
+ * the use case reports it beside the problems its rules find in the other fields (a failed decode
+ * would stop the request before them). The OpenAPI document and the encoded side are `schema`'s own.
+ * The decode error is not formatted: its messages would walk the value, however deep.
  */
-export const lenient = <A, I>(schema: Schema.Schema<A, I>): Schema.Schema<A | Invalid, unknown> =>
+export const lenient = <A, I>(code: ErrorCode, schema: Schema.Schema<A, I>): Schema.Schema<A | Invalid, unknown> =>
   Schema.transformOrFail(Schema.Unknown, Schema.Union(Schema.typeSchema(schema), InvalidValue), {
     strict: true,
-    decode: (raw) => ParseResult.succeed(Either.getOrElse(Schema.decodeUnknownEither(schema)(raw), invalidOf)),
+    decode: (raw) => ParseResult.succeed(Either.getOrElse(Schema.decodeUnknownEither(schema)(raw), () => Invalid.of(code, raw))),
     encode: (value, _, ast) =>
       value instanceof Invalid
         ? ParseResult.fail(new ParseResult.Forbidden(ast, value, "an invalid value cannot be sent"))
