@@ -259,4 +259,17 @@ describe("the redirect caches' LRU", () => {
     expect(redirectCacheDefaults.unknownAliases).toBe(100_000)
     expect(redirectCacheDefaults.unknownAliasBytes).toBe(8 * 1024 * 1024)
   })
+
+  it("weighs entries as told: links by their key and long URL, bounded at 64 MiB as well as 100,000 entries", () => {
+    const weigh = (key: string, url: string) => key.length + ENTRY_OVERHEAD_BYTES + url.length
+    const lru = new Lru<string>(100_000, 100_000, weigh)
+    const long = `https://example.com/${"x".repeat(4000)}`
+    for (let n = 0; n < 100; n++) lru.set(keyOf(n, 10), long)
+    expect(lru.size).toBe(Math.floor(100_000 / (10 + ENTRY_OVERHEAD_BYTES + long.length)))
+    // Replacing an entry gives its old weight back before counting the new one.
+    lru.set(keyOf(99, 10), "https://example.com/")
+    expect(lru.bytes).toBe((lru.size - 1) * (10 + ENTRY_OVERHEAD_BYTES + long.length) + 10 + ENTRY_OVERHEAD_BYTES + 20)
+    expect(redirectCacheDefaults.links).toBe(100_000)
+    expect(redirectCacheDefaults.linkBytes).toBe(64 * 1024 * 1024)
+  })
 })

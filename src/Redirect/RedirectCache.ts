@@ -23,29 +23,35 @@ export type LinkLookup = LinkEntry | null | undefined
 /** What an entry is counted as against a byte bound: its key's characters and this much besides. */
 export const ENTRY_OVERHEAD_BYTES = 64
 
+/** An entry's weight against a byte bound: by default its key's characters and ENTRY_OVERHEAD_BYTES. */
+export type Weigh<V> = (key: string, value: V) => number
+
+const keyWeight = (key: string) => key.length + ENTRY_OVERHEAD_BYTES
+
 /**
- * A map that forgets its least recently used entries past `capacity` entries or `maxBytes`, each
- * entry counted as its key's length plus `ENTRY_OVERHEAD_BYTES` (keys are ASCII).
+ * A map that forgets its least recently used entries past `capacity` entries or `maxBytes` of their
+ * weights (keys and string values are ASCII: a character is a byte).
  */
 export class Lru<V> {
-  private readonly entries = new Map<string, V>()
+  private readonly entries = new Map<string, { readonly value: V; readonly weight: number }>()
   private counted = 0
   constructor(
     private readonly capacity: number,
-    private readonly maxBytes = Number.POSITIVE_INFINITY
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+    private readonly weigh: Weigh<V> = keyWeight
   ) {}
   get(key: string): V | undefined {
-    const value = this.entries.get(key)
-    if (value !== undefined) {
-      this.entries.delete(key)
-      this.entries.set(key, value)
-    }
-    return value
+    const entry = this.entries.get(key)
+    if (entry === undefined) return undefined
+    this.entries.delete(key)
+    this.entries.set(key, entry)
+    return entry.value
   }
   set(key: string, value: V) {
     this.delete(key)
-    this.entries.set(key, value)
-    this.counted += key.length + ENTRY_OVERHEAD_BYTES
+    const weight = this.weigh(key, value)
+    this.entries.set(key, { value, weight })
+    this.counted += weight
     while (this.entries.size > this.capacity || this.counted > this.maxBytes) {
       const oldest = this.entries.keys().next()
       if (oldest.done === true) break
@@ -53,7 +59,10 @@ export class Lru<V> {
     }
   }
   delete(key: string) {
-    if (this.entries.delete(key)) this.counted -= key.length + ENTRY_OVERHEAD_BYTES
+    const entry = this.entries.get(key)
+    if (entry === undefined) return
+    this.entries.delete(key)
+    this.counted -= entry.weight
   }
   clear() {
     this.entries.clear()
@@ -76,6 +85,8 @@ const ownCopy = (key: string) => Buffer.from(key, "latin1").toString("latin1")
 
 export interface RedirectCacheOptions {
   readonly links: number
+  /** The link cache's bound in bytes, each link weighing its key and its long URL, besides its count. */
+  readonly linkBytes: number
   readonly unknownAliases: number
   /** The negative cache's bound in bytes as `Lru` counts them, besides its count. */
   readonly unknownAliasBytes: number
@@ -85,6 +96,7 @@ export interface RedirectCacheOptions {
 
 export const redirectCacheDefaults: RedirectCacheOptions = {
   links: 100_000,
+  linkBytes: 64 * 1024 * 1024,
   unknownAliases: 100_000,
   unknownAliasBytes: 8 * 1024 * 1024,
   queryTimeoutMs: 2000
@@ -131,7 +143,8 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     const { pool } = yield* DatabasePool
     const feed = yield* ChangeFeed
     let domains = new Map<string, DomainEntry>()
-    const links = new Lru<LinkEntry>(options.links)
+    // Long URLs reach 4,096 characters: 100,000 of them would hold 400 MB.
+    const links = new Lru<LinkEntry>(options.links, options.linkBytes, (key, link) => keyWeight(key) + link.redirectUrl.length)
     const unknown = new Lru<true>(options.unknownAliases, options.unknownAliasBytes)
     // Bumped by every eviction: a lookup started before one may hold what the eviction was about.
     let generation = 0
@@ -238,7 +251,13 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
         }
         return pending
       },
-      sizes: () => ({ domains: domains.size, links: links.size, unknownAliases: unknown.size, unknownAliasBytes: unknown.bytes })
+      sizes: () => ({
+        domains: domains.size,
+        links: links.size,
+        linkBytes: links.bytes,
+        unknownAliases: unknown.size,
+        unknownAliasBytes: unknown.bytes
+      })
     }
   })
 
