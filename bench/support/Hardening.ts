@@ -211,7 +211,12 @@ const embeddedReports = async (cleanup: Cleanup, record: Recorder) => {
   const dataDir = await mkdtemp(join(tmpdir(), "links-hardening-"))
   cleanup.defer("remove the embedded database's data directory", () => rm(dataDir, { recursive: true, force: true }))
   // DATABASE_URL set to the empty string counts as unset: the child gets the embedded database.
-  const { service, api, token } = await startWith(cleanup, { ...benchServiceEnv({ DATA_DIR: dataDir }), DATABASE_URL: "" })
+  // The per-account report limit at its default, as a deployment has it.
+  const { service, api, token } = await startWith(cleanup, {
+    ...benchServiceEnv({ DATA_DIR: dataDir }),
+    DATABASE_URL: "",
+    ANALYTICS_CONCURRENCY_PER_ACCOUNT: "2"
+  })
   const host = "heavy.example"
   const prefix = "h"
   const domainId = await makeShortLinks(api, token, host, prefix, LINKS)

@@ -31,11 +31,12 @@ export const accessTokenOf = (json: unknown): string => {
 export const ADMIN_EMAIL = "bench@example.com"
 export const ADMIN_PASSWORD = "bench-password-123"
 
-/** A bench service's environment: `databaseEnv`, the rate limits lifted, quiet logs, a known admin. */
+/** A bench service's environment: `databaseEnv`, the rate limits and the per-account report limit lifted, quiet logs, a known admin. */
 export const benchServiceEnv = (databaseEnv: Record<string, string>) => ({
   ...databaseEnv,
   RATE_LIMIT_PER_SECOND: "1000000",
   RATE_LIMIT_PER_TOKEN_PER_SECOND: "1000000",
+  ANALYTICS_CONCURRENCY_PER_ACCOUNT: "100",
   LOG_LEVEL: "warning",
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
