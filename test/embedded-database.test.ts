@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { DataDirRefused, privateDataDir } from "../src/Platform/DataDir.ts"
 import { embeddedClient } from "../src/Sql/Database.ts"
+import { threadNiceValues } from "./support/Threads.ts"
 
 /** Every path under `dir` (itself included) whose mode lets its group or others in, with that mode. */
 const openToOthers = (dir: string): ReadonlyArray<string> => {
@@ -27,8 +28,11 @@ describe("the embedded database", () => {
     "runs on a thread of its own: a long statement leaves the main thread's event loop free",
     () =>
       Effect.gen(function* () {
+        const nicedBefore = threadNiceValues().filter((nice) => nice === 10).length
         const context = yield* Layer.build(embeddedClient("memory://"))
         const sql = Context.get(context, SqlClient.SqlClient)
+        // Its thread yields to the event loop under load: nice 10 (on Linux a thread's own).
+        expect(threadNiceValues().filter((nice) => nice === 10).length).toBe(nicedBefore + 1)
         const delay = monitorEventLoopDelay({ resolution: 10 })
         delay.enable()
         const started = performance.now()

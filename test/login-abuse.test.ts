@@ -1,10 +1,10 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { readdirSync, readFileSync } from "node:fs"
 import { CpuBudget } from "../src/Auth/CpuBudget.ts"
 import { Passwords } from "../src/Auth/Passwords.ts"
 import { call, codes, newUser, PASSWORD, timed } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { threadNiceValues } from "./support/Threads.ts"
 
 /** A login from the client at `address` (the test server trusts 127.0.0.1 as its proxy). */
 const loginFrom = (address: string, email: string, password: string) =>
@@ -191,12 +191,6 @@ describe("CpuBudget (the pace of password hashing)", () => {
 })
 
 /** The nice value of each thread of this process (field 19 of /proc/self/task/N/stat). */
-const threadNiceValues = () =>
-  readdirSync("/proc/self/task").map((task) => {
-    const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8")
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])
-  })
-
 describe("Passwords (argon2id on threads of the lowest CPU priority)", () => {
   it.live("hashes and verifies on niced threads, stopped with their layer; a malformed stored hash verifies as false", () =>
     Effect.gen(function* () {

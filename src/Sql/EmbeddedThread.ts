@@ -10,6 +10,9 @@ import { Worker } from "node:worker_threads"
  */
 const threadSource = `
 const { parentPort, workerData } = require("node:worker_threads")
+// On Linux the nice value belongs to the thread: under load the database gives way to the event
+// loop that answers redirects (a cached redirect has nothing to wait for in it).
+try { require("node:os").setPriority(0, 10) } catch {}
 // PGlite sets 0666 on the files it writes and 0777 on its folders: mask them to this user alone.
 // This thread's node:fs is its own, so nothing outside it is touched.
 const fs = require("node:fs")
