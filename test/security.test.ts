@@ -105,5 +105,31 @@ describe("logged request URLs", () => {
         expect(logs.lines.filter((line) => line.includes(user.token))).toEqual([])
       })
     )
+
+    it.effect("the access line names the route, the time taken and the request's id, which the answer carries; probes log at debug", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const given = yield* call("GET", "/api/v4/error_codes?page=2", { token: user.token, headers: { "x-request-id": "edge-42.a" } })
+        expect(given.headers.get("x-request-id")).toBe("edge-42.a")
+        const made = yield* call("GET", "/api/v4/error_codes?page=3", { token: user.token, headers: { "x-request-id": "not an id" } })
+        const madeId = made.headers.get("x-request-id") ?? ""
+        expect(madeId).toMatch(/^[0-9a-f-]{36}$/)
+        yield* call("GET", "/healthz")
+        const access = logs.lines.filter((line) => line.startsWith("Sent HTTP response "))
+        const annotationsOf = (id: string) => {
+          const line = access.find((candidate) => candidate.includes(`"request.id":"${id}"`))
+          return line === undefined ? undefined : (JSON.parse(line.slice("Sent HTTP response ".length)) as Record<string, unknown>)
+        }
+        expect(annotationsOf("edge-42.a")).toMatchObject({
+          "http.method": "GET",
+          "http.url": "/api/v4/error_codes?page=2",
+          "http.route": "/api/v4/error_codes",
+          "http.status": 200
+        })
+        expect(annotationsOf("edge-42.a")?.["http.duration_ms"]).toEqual(expect.any(Number))
+        expect(annotationsOf(madeId)).toMatchObject({ "http.url": "/api/v4/error_codes?page=3" })
+        expect(access.some((line) => line.includes('"http.url":"/healthz"'))).toBe(false)
+      })
+    )
   })
 })

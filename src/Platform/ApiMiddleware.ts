@@ -15,10 +15,19 @@ import { routeLabeller } from "./RouteLabels.ts"
 import { redactedTarget } from "./RequestUrl.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
 import { registerServingFiber } from "./RequestFibers.ts"
+import { randomUUID } from "node:crypto"
 
 export { MAX_BODY_BYTES }
 
 const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
+
+/**
+ * The request's id for the access log and the `X-Request-Id` answer header: the one a proxy sent,
+ * when it is a plain token of at most 64 characters (nginx's `$request_id`, a UUID), else a new one.
+ */
+const requestIdOf = (sent: string | undefined) => (sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID())
 
 const render = (error: ApiError) =>
   HttpServerResponse.unsafeJson(
@@ -126,15 +135,22 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         const route = isV3Path(path)
           ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
           : labelOf(request.method, path)
-        recordHttpRequest(route, request.method, response.status, (performance.now() - started) / 1000)
+        const seconds = (performance.now() - started) / 1000
+        recordHttpRequest(route, request.method, response.status, seconds)
+        const requestId = requestIdOf(request.headers["x-request-id"])
         if (accessLog) {
-          yield* Effect.annotateLogs(Effect.log("Sent HTTP response"), {
+          // Probes come every few seconds from every balancer: at debug, so that info shows traffic.
+          const line = OPERATIONAL_PATHS.has(path) ? Effect.logDebug("Sent HTTP response") : Effect.logInfo("Sent HTTP response")
+          yield* Effect.annotateLogs(line, {
             "http.method": request.method,
             "http.url": redactedTarget(request.url),
-            "http.status": response.status
+            "http.route": route,
+            "http.status": response.status,
+            "http.duration_ms": Math.round(seconds * 10_000) / 10,
+            "request.id": requestId
           })
         }
-        return response
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
       })
   })
 )
