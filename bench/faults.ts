@@ -9,6 +9,9 @@
  * 2. SIGKILL under load while the database is stopped, restart once it is back: the spilled clicks are
  *    replayed; what is lost is at most the clicks answered in the last flush interval (and the batch
  *    being enriched), which the row states.
+ *    The click writer thread killed by an uncaught error under load (a preload, support/
+ *    KillClickWorker.cjs, throws in it once): it is started again with the clicks it had not
+ *    reported written, every answered redirect is stored once, and SIGTERM still exits 0.
  * 3. Redis unreachable (closed port) and Redis black-holed (accepts, never answers) with REDIS_URL set:
  *    API requests are served promptly by the in-process limiter.
  * 4. Slow-header attack (2,000 sockets trickling headers), a login flood and unknown-alias scanning:
@@ -29,7 +32,11 @@
  * 5xx from a cached link, a request hanging past its bound, a non-zero exit after SIGTERM). Latency
  * ratios under attack are printed PASS/FAIL but do not set the exit code: they depend on the machine.
  */
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, connect, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { benchDatabase } from "./support/BenchDatabase.ts"
@@ -214,6 +221,40 @@ const killedDuringOutage = async (cleanup: Cleanup, dbUrl: string, env: Record<s
     ok: lost >= 0 && lost <= bound
   })
   await second.service.stop()
+}
+
+/** The click writer thread killed (an uncaught error in it) under redirect load: restarted, every click stored once. */
+const clickWriterKilled = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string>) => {
+  const marker = join(mkdtempSync(join(tmpdir(), "links-kill-")), "killed")
+  cleanup.defer("remove the kill marker", async () => rmSync(dirname(marker), { recursive: true, force: true }))
+  const killer = fileURLToPath(new URL("./support/KillClickWorker.cjs", import.meta.url))
+  const { service, api, token } = await startAdminService(cleanup, {
+    ...env,
+    NODE_OPTIONS: `--require ${killer}`,
+    // The thread starts with the service; the kill lands inside the load below.
+    KILL_CLICK_WORKER_AFTER_MS: "15000",
+    KILL_CLICK_WORKER_MARKER: marker
+  })
+  const host = "thread.example"
+  await makeShortLinks(api, token, host, "t", LINKS)
+  const start = await storedClicks(dbUrl)
+  await warm(service.baseUrl, host, "t")
+  await drained(service.baseUrl, dbUrl, start)
+  const before = await storedClicks(dbUrl)
+  const load = redirectLoad(service.baseUrl, host, "t", LINKS, 12, CONNECTIONS)
+  const loaded = await load
+  const killed = existsSync(marker)
+  const restarts = sample(await metricsOf(service.baseUrl), "click_worker_restarts_total") ?? 0
+  const how = await service.stop()
+  const answered = loaded.byStatus["301"] ?? 0
+  await sleep(500)
+  const stored = (await storedClicks(dbUrl)) - before
+  record({
+    scenario: "click writer thread killed under load, SIGTERM after",
+    measured: `${killed ? "killed" : "NOT killed"} during the load, ${restarts} restart(s); ${how}; ${answered} redirects answered, ${stored} clicks stored; ${statuses(loaded.byStatus)}`,
+    expected: "killed, 1 restart, code 0, stored = answered",
+    ok: killed && restarts === 1 && how === "code 0" && stored === answered
+  })
 }
 
 const redisDown = async (cleanup: Cleanup, env: Record<string, string>) => {
@@ -413,7 +454,10 @@ const run = async (cleanup: Cleanup) => {
   process.stderr.write(`faults on ${database.kind}\n`)
   const only = (process.env.FAULTS_ONLY ?? "outage,kill,redis,abuse,restart,hardening").split(",")
   if (only.includes("outage")) await databaseStopped(cleanup, dbUrl, database.env)
-  if (only.includes("kill")) await killedDuringOutage(cleanup, dbUrl, database.env)
+  if (only.includes("kill")) {
+    await killedDuringOutage(cleanup, dbUrl, database.env)
+    await clickWriterKilled(cleanup, dbUrl, database.env)
+  }
   if (only.includes("redis")) await redisDown(cleanup, database.env)
   if (only.includes("abuse")) await abuse(cleanup, dbUrl, database.env, dbName)
   if (only.includes("restart")) for (const row of await rollingRestart(cleanup, database.env, dbUrl)) record(row)

@@ -49,11 +49,9 @@ import { UrlChecker } from "./Links/UrlChecker.ts"
 import { migrate } from "./Sql/Migrator.ts"
 import { ChangeFeed } from "./Sql/ChangeFeed.ts"
 import type { DatabasePool } from "./Sql/Database.ts"
-import { ClickRepo } from "./Clicks/ClickRepo.ts"
 import { ClickLog } from "./Clicks/ClickLog.ts"
 import { HourlyRollupPruner } from "./Clicks/HourlyRollupPruner.ts"
 import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
-import { GeoIp } from "./Clicks/GeoIp.ts"
 import { Mailer } from "./Platform/Mailer.ts"
 import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
 
@@ -116,12 +114,10 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
   Layer.provide(AuthenticationLive)
 )
 
-/** The redirect hot path and the click pipeline behind it; the CLI does without them. */
+/** The redirect hot path and the click pipeline behind it (its writer on a thread of its own); the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
   Layer.provideMerge(ClickLog.layer()),
-  Layer.provideMerge(
-    Layer.mergeAll(GeoIp.layer, ClickRepo.Default, ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
-  )
+  Layer.provideMerge(ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
 )
 
 /**

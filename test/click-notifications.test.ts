@@ -10,6 +10,7 @@ import { coreLayer } from "../src/App.ts"
 import { AppConfig } from "../src/Config.ts"
 import { Accounts } from "../src/Accounts/Accounts.ts"
 import { ClickNotifier } from "../src/Clicks/ClickNotifier.ts"
+import { ClickRepo } from "../src/Clicks/ClickRepo.ts"
 import { Mailer } from "../src/Platform/Mailer.ts"
 import { uniqueDomainName } from "./support/Fixtures.ts"
 import { PASSWORD } from "./support/Http.ts"
@@ -113,14 +114,20 @@ const mailsTo = (smtp: Smtp, email: string) => smtp.received.filter((mail) => ma
 
 const countOf = (mail: Received) => Number(/: (\d+) new clicks?$/.exec(mail.subject)?.[1])
 
-/** One service instance's notifier over the test database, with its own Mailer.layer: SMTP to `smtpUrl`, else the log. */
+/** One service instance's click e-mail counts and notifier over the test database, with its own Mailer.layer: SMTP to `smtpUrl`, else the log. */
 const instance = (smtpUrl?: string) =>
   Layer.build(
     ClickNotifier.Default.pipe(
       Layer.provide(Mailer.layer),
-      Layer.provide(AppConfig.layerFromMap(smtpUrl === undefined ? {} : { SMTP_URL: smtpUrl, MAIL_FROM: FROM }))
+      Layer.provide(AppConfig.layerFromMap(smtpUrl === undefined ? {} : { SMTP_URL: smtpUrl, MAIL_FROM: FROM })),
+      Layer.merge(ClickRepo.Default)
     )
-  ).pipe(Effect.map(Context.get(ClickNotifier)))
+  ).pipe(
+    Effect.map((context) => ({
+      record: Context.get(context, ClickRepo).recordNotifications,
+      sendDue: Context.get(context, ClickNotifier).sendDue
+    }))
+  )
 
 let serial = 0
 

@@ -1,9 +1,15 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Deferred, Effect, Exit, Fiber, Ref } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { ClickRepo, type ClickRow } from "../src/Clicks/ClickRepo.ts"
-import { giveUpAfter } from "../src/Clicks/ClickLog.ts"
+import { giveUpAfter } from "../src/Clicks/ClickWriter.ts"
 import { ClickBatch } from "../src/Clicks/ClickBatch.ts"
+import { handOver, type RawClick } from "../src/Clicks/ClickHandover.ts"
+import { makeClickWriter } from "../src/Clicks/ClickWriter.ts"
+import { GeoIp } from "../src/Clicks/GeoIp.ts"
 import { clickRow, type TestClick } from "./support/Clicks.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { newUser } from "./support/Http.ts"
@@ -222,6 +228,51 @@ describe("click writer: summed batches (insertFresh) and idempotent batches (ins
         expect(byLink(counted)).toEqual(nonBotPerLink(rows.filter((row) => row.link_id !== missing)))
         yield* expectConsistent(domainId)
       }).pipe(Effect.provide(ClickRepo.Default))
+    )
+  })
+})
+
+const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
+
+describe("click writer: batches handed over again (their writer thread stopped before it reported them)", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.scoped("keep their click ids, and are stored and counted once whether or not they were written before", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const settled: Array<number> = []
+        const writer = yield* makeClickWriter(
+          { flushInterval: "1 hour", batchSize: 50_000, writeTimeout: "5 seconds" },
+          new Uint8Array(32),
+          mkdtempSync(join(tmpdir(), "links-writer-")),
+          { written: () => undefined, spilled: () => undefined, replayed: () => undefined, settled: (seq) => settled.push(seq) }
+        ).pipe(Effect.provide(Layer.merge(ClickRepo.Default, GeoIp.layerEmpty)))
+        const now = Date.now()
+        const clicks = (count: number, offset: number): ReadonlyArray<RawClick> =>
+          Array.from({ length: count }, (_, n) => ({
+            at: now - (n + offset) * 1000,
+            linkId: links[n % links.length]!,
+            domainId,
+            ip: `192.0.2.${n % 200}`,
+            userAgent: BROWSER,
+            referer: n % 2 === 0 ? "https://news.example/item" : undefined,
+            qr: n % 3 === 0
+          }))
+        const written = handOver(0, clicks(300, 0))
+        const neverWritten = handOver(1, clicks(40, 300))
+        writer.add(written)
+        yield* writer.flush
+        expect(yield* clickCount(domainId)).toBe(300)
+        writer.add({ ...written, again: true })
+        writer.add({ ...neverWritten, again: true })
+        yield* writer.flush
+        expect(settled).toEqual([0, 1])
+        expect(yield* clickCount(domainId)).toBe(340)
+        const sql = yield* SqlClient.SqlClient
+        const [counts] = yield* sql<{ clicks: number }>`
+          SELECT sum(click_count)::int AS clicks FROM links WHERE domain_id = ${domainId}`
+        expect(counts?.clicks).toBe(340)
+        yield* expectConsistent(domainId)
+      })
     )
   })
 })

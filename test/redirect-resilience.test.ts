@@ -96,8 +96,12 @@ describe("a connection lost inside a click batch's transaction", () => {
           yield* query("SELECT 1 FROM links WHERE id = $1 FOR UPDATE", [id])
           for (let n = 0; n < 10; n++) yield* hit
           const flushing = yield* Effect.fork((yield* ClickLog).flush)
+          // Inside a transaction pg_stat_activity is a snapshot taken at its first read: cleared at each.
           const waiting = Effect.map(
-            query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"),
+            Effect.zipRight(
+              query("SELECT pg_stat_clear_snapshot()"),
+              query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            ),
             (result) => (result.rows[0]?.n ?? 0) > 0
           )
           expect(yield* within(5000, waiting)).toBeLessThan(5000)

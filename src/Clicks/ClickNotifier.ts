@@ -22,8 +22,8 @@ interface Claim {
 const plural = (n: number) => (n === 1 ? "1 new click" : `${n} new clicks`)
 
 /**
- * `notify_on_click`: each written batch's non-bot clicks are added to the pending count
- * of the links that ask for e-mails, and `sendDue` sends the owner one e-mail per link at most every
+ * `notify_on_click`: the click writer adds each written batch's non-bot clicks to the pending count
+ * of the links that ask for e-mails (`ClickRepo.recordNotifications`), and `sendDue` sends the owner one e-mail per link at most every
  * 10 minutes with the clicks since the last one. Taking a count and its 10 minutes is one statement
  * with SKIP LOCKED, so instances sharing the database never report the same clicks; a count whose
  * e-mail fails goes back to pending for the next call.
@@ -32,23 +32,6 @@ export class ClickNotifier extends Effect.Service<ClickNotifier>()("ClickNotifie
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const mailer = yield* Mailer
-
-    /** Adds a written batch's non-bot clicks per link; links without notify_on_click are left out. */
-    const record = (
-      clicks: ReadonlyArray<{ readonly linkId: number; readonly clicks: number }>
-    ): Effect.Effect<void, SqlError> =>
-      clicks.length === 0
-        ? Effect.void
-        : sql`
-            INSERT INTO click_notifications (link_id, pending)
-            SELECT l.id, c.clicks
-            FROM (SELECT "linkId" AS link_id, sum(clicks)::int AS clicks
-                  FROM json_to_recordset(${JSON.stringify(clicks)}::json) AS r("linkId" bigint, clicks int)
-                  GROUP BY "linkId") c
-            JOIN links l ON l.id = c.link_id
-            WHERE l.notify_on_click AND l.status <> 'deleted' AND c.clicks > 0
-            ORDER BY l.id
-            ON CONFLICT (link_id) DO UPDATE SET pending = click_notifications.pending + excluded.pending`.pipe(Effect.asVoid)
 
     // Claimed rows of deleted links, or of links no longer asking for e-mails, come back without an address.
     const claim = (now: number) =>
@@ -133,6 +116,6 @@ export class ClickNotifier extends Effect.Service<ClickNotifier>()("ClickNotifie
       })
     )
 
-    return { record, sendDue } as const
+    return { sendDue } as const
   })
 }) {}

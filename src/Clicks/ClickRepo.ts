@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { ClickBatch } from "./ClickBatch.ts"
 import { clickRollupRows, HOURLY_KINDS, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
@@ -230,6 +231,23 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
         )
       })
 
-    return { insert, insertFresh, ensurePartition } as const
+    /** Adds a written batch's non-bot clicks per link to its pending click e-mail count; links without notify_on_click are left out. */
+    const recordNotifications = (
+      clicks: ReadonlyArray<{ readonly linkId: number; readonly clicks: number }>
+    ): Effect.Effect<void, SqlError> =>
+      clicks.length === 0
+        ? Effect.void
+        : sql`
+            INSERT INTO click_notifications (link_id, pending)
+            SELECT l.id, c.clicks
+            FROM (SELECT "linkId" AS link_id, sum(clicks)::int AS clicks
+                  FROM json_to_recordset(${JSON.stringify(clicks)}::json) AS r("linkId" bigint, clicks int)
+                  GROUP BY "linkId") c
+            JOIN links l ON l.id = c.link_id
+            WHERE l.notify_on_click AND l.status <> 'deleted' AND c.clicks > 0
+            ORDER BY l.id
+            ON CONFLICT (link_id) DO UPDATE SET pending = click_notifications.pending + excluded.pending`.pipe(Effect.asVoid)
+
+    return { insert, insertFresh, ensurePartition, recordNotifications } as const
   })
 }) {}

@@ -119,9 +119,44 @@ const redirectLookups = Metric.counter("redirect_lookups_total", {
 /** Counts one database lookup of the redirect hot path. */
 export const recordRedirectLookup = () => redirectLookups.unsafeUpdate(1, NO_TAGS)
 
-export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
-  description: "Clicks waiting in memory for the next batch"
+const redirectCacheHits = Metric.counter("redirect_cache_hits_total", {
+  description: "Redirects answered from the redirect handler's caches without a database lookup",
+  incremental: true
 })
+
+/** Counts one redirect answered from the caches. */
+export const recordRedirectCacheHit = () => redirectCacheHits.unsafeUpdate(1, NO_TAGS)
+
+export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
+  description: "Clicks the redirect thread holds: not yet handed to the click writer, or handed and not yet written or spilled"
+})
+
+export const clicksHandedOver = Metric.counter("clicks_handed_over_total", {
+  description: "Clicks the redirect thread handed to the click writer thread",
+  incremental: true
+})
+
+export const clicksDropped = Metric.counter("clicks_dropped_total", {
+  description: "Clicks not recorded because the click writer held too many unwritten clicks (CLICK_BACKLOG_LIMIT)",
+  incremental: true
+})
+
+export const clickWorkerRestarts = Metric.counter("click_worker_restarts_total", {
+  description: "Times the click writer thread stopped unexpectedly and was started again",
+  incremental: true
+})
+
+const loopDelayKey = MetricKey.gauge("event_loop_delay_seconds", {
+  description: "Event-loop delay of a thread over the last second: quantile 0.5, 0.99 and 1 (the maximum)"
+})
+const loopDelayGauges = perLabels(loopDelayKey, Metric.fromMetricKey)
+
+/** Sets the event-loop delay gauges of `thread` ("redirect" or "clicks") to one window's figures. */
+export const recordLoopDelay = (thread: string, delay: { readonly p50: number; readonly p99: number; readonly max: number }) => {
+  loopDelayGauges([["thread", thread], ["quantile", "0.5"]]).unsafeUpdate(delay.p50, NO_TAGS)
+  loopDelayGauges([["thread", thread], ["quantile", "0.99"]]).unsafeUpdate(delay.p99, NO_TAGS)
+  loopDelayGauges([["thread", thread], ["quantile", "1"]]).unsafeUpdate(delay.max, NO_TAGS)
+}
 
 export const clickFlushSeconds = Metric.histogram(
   "click_flush_seconds",

@@ -5,7 +5,7 @@ import { MAX_ALIAS_LENGTH } from "../Links/Alias.ts"
 import { ApiError } from "../Platform/ApiError.ts"
 import { ClickLog } from "../Clicks/ClickLog.ts"
 import type { PreHandler } from "../Platform/NodeServer.ts"
-import { recordRedirect } from "../Platform/Metrics.ts"
+import { recordRedirect, recordRedirectCacheHit } from "../Platform/Metrics.ts"
 import { type DomainEntry, type LinkEntry, makeRedirectCache, redirectCacheDefaults, type RedirectCacheOptions } from "./RedirectCache.ts"
 
 const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
@@ -141,6 +141,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           const query = mark === -1 ? "" : url.slice(mark + 1)
           const cached = cache.cached(domain.id, alias)
           if (cached !== undefined) {
+            recordRedirectCacheHit()
             answer(req, res, domain, cached, query)
             return true
           }

@@ -27,11 +27,26 @@ export interface PoolOptions {
  * path's cache misses and the change feed. `shared` is true on a PostgreSQL server, where other
  * instances may write; the embedded database has this process as its only writer.
  */
+/** How another thread of this process opens connections of its own to the same database (plain data). */
+export interface Connection {
+  readonly connectionString?: string
+  readonly host?: string
+  readonly port?: number
+  readonly user?: string
+  readonly database?: string
+  readonly options?: string
+  readonly connectionTimeoutMillis: number
+  readonly idleTimeoutMillis?: number
+  /** Connections another thread may open; the embedded database takes few. */
+  readonly threadConnections: number
+}
+
 export class DatabasePool extends Context.Tag("DatabasePool")<
   DatabasePool,
   {
     readonly pool: pg.Pool
     readonly shared: boolean
+    readonly connection: Connection
     /** Called with every notification any pooled connection receives on `CHANGES_CHANNEL`. */
     readonly notificationListeners: Set<(message: pg.Notification) => void>
   }
@@ -40,7 +55,7 @@ export class DatabasePool extends Context.Tag("DatabasePool")<
 /** The channel the triggers of `sql/0004_clicks.sql` announce link and domain changes on. */
 export const CHANGES_CHANNEL = "links_changes"
 
-const poolClient = (config: pg.PoolConfig, shared: boolean) =>
+const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       // Every connection listens before its first use, so that a change made through it is
@@ -52,7 +67,8 @@ const poolClient = (config: pg.PoolConfig, shared: boolean) =>
         })
         await client.query(`LISTEN ${CHANGES_CHANNEL}`)
       }
-      const pool = new pg.Pool({ ...config, types, onConnect })
+      const { threadConnections: _, ...config } = connection
+      const pool = new pg.Pool({ ...config, max: options.max, application_name: options.applicationName, types, onConnect })
       // Errors of idle clients are reported here; the next query on the pool reports them again.
       pool.on("error", () => undefined)
       yield* Effect.acquireRelease(
@@ -64,7 +80,7 @@ const poolClient = (config: pg.PoolConfig, shared: boolean) =>
       )
       return Layer.merge(
         PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
-        Layer.succeed(DatabasePool, { pool, shared, notificationListeners })
+        Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners })
       )
     })
   )
@@ -74,14 +90,14 @@ export const serverClient = (url: Redacted.Redacted<string>, options: PoolOption
   poolClient(
     {
       connectionString: Redacted.value(url),
-      max: options.maxConnections,
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30_000,
-      application_name: options.applicationName ?? "link-shortener",
       // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
       // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
-      options: "-c jit=off -c work_mem=16MB"
+      options: "-c jit=off -c work_mem=16MB",
+      threadConnections: 2
     },
+    { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" },
     true
   )
 
@@ -175,19 +191,30 @@ export const embeddedClient = (dataDir: string) =>
       )
       yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"))
       return poolClient(
-        {
-          host: socketDir,
-          port: 5432,
-          user: "postgres",
-          database: "postgres",
-          max: 1,
-          connectionTimeoutMillis: 30_000,
-          application_name: "link-shortener"
-        },
+        { host: socketDir, port: 5432, user: "postgres", database: "postgres", connectionTimeoutMillis: 30_000, threadConnections: 1 },
+        { max: 1, applicationName: "link-shortener" },
         false
       )
     })
   )
+
+/**
+ * A `PgClient` of another thread over `connection`, without the change feed: it neither listens nor
+ * checks the database at start (a thread started while the database is down must come up).
+ */
+export const threadClient = (connection: Connection, applicationName: string) =>
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.sync(() => {
+        const { threadConnections, ...config } = connection
+        const pool = new pg.Pool({ ...config, max: threadConnections, application_name: applicationName, types })
+        pool.on("error", () => undefined)
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+    ),
+    types
+  })
 
 /** PostgreSQL when `DATABASE_URL` is set, otherwise the embedded database in `DATA_DIR`. */
 export const DatabaseLive = Layer.unwrapEffect(

@@ -32,7 +32,7 @@ let db
 let server
 const start = async () => {
   db = await PGlite.create(workerData.dataPath)
-  server = new PGLiteSocketServer({ db, path: workerData.socketPath, maxConnections: 2 })
+  server = new PGLiteSocketServer({ db, path: workerData.socketPath, maxConnections: 3 })
   await server.start()
 }
 start().then(
