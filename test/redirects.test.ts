@@ -1,10 +1,11 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
+import { ClickLog } from "../src/Clicks/ClickLog.ts"
 import { Effect } from "effect"
 import { ENTRY_OVERHEAD_BYTES, Lru, redirectCacheDefaults } from "../src/Redirect/RedirectCache.ts"
 import { call, newUser, numberAt } from "./support/Http.ts"
 import { newLink } from "./support/Fixtures.ts"
-import { parseExposition, valueOf } from "./support/Prometheus.ts"
+import { parseExposition, samplesOf, valueOf } from "./support/Prometheus.ts"
 import { rawExchange, rawStatus } from "./support/RawClient.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { TestServer } from "./support/TestServer.ts"
@@ -80,6 +81,36 @@ describe("redirects", () => {
         expect(afterFirst - before).toBe(3)
         for (const alias of ["scan1", "SCAN2", "scan3"]) expect((yield* visit(domain.name, `/${alias}`)).status).toBe(404)
         expect((yield* lookups) - afterFirst).toBe(0)
+      })
+    )
+
+    it.effect("/metrics follows a click across the threads: cache hits, clicks handed over and written, both threads' event-loop delay", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { alias: "counted" })
+        const read = Effect.map(call("GET", "/metrics"), (reply) => parseExposition(reply.text))
+        const before = yield* read
+        for (let n = 0; n < 5; n++) expect((yield* visit(domain.name, "/counted")).status).toBe(301)
+        yield* (yield* ClickLog).flush
+        // The gauges describe whole seconds: the next one has both threads' figures.
+        yield* Effect.sleep("1100 millis")
+        const after = yield* read
+        const grew = (name: string) => valueOf(after, name) - valueOf(before, name)
+        expect(grew("redirect_cache_hits_total")).toBe(4)
+        expect(grew("redirect_lookups_total")).toBe(1)
+        expect(grew("clicks_handed_over_total")).toBe(5)
+        expect(grew("clicks_written_total")).toBe(5)
+        expect(grew("clicks_dropped_total")).toBe(0)
+        expect(valueOf(after, "click_worker_restarts_total")).toBe(0)
+        expect(valueOf(after, "click_buffer_depth")).toBe(0)
+        for (const thread of ["redirect", "clicks"]) {
+          expect(samplesOf(after, "event_loop_delay_seconds", { thread })).toHaveLength(3)
+          const max = valueOf(after, "event_loop_delay_seconds", { thread, quantile: "1" })
+          expect(max, thread).toBeGreaterThanOrEqual(0)
+          expect(max, thread).toBeLessThan(1)
+          expect(valueOf(after, "event_loop_delay_seconds", { thread, quantile: "0.5" })).toBeLessThanOrEqual(max)
+        }
       })
     )
 
