@@ -1,0 +1,144 @@
+import { setTimeout as sleep } from "node:timers/promises"
+
+/** One sample of a Prometheus text exposition: name, labels, value. */
+export interface PrometheusSample {
+  readonly name: string
+  readonly labels: ReadonlyMap<string, string>
+  readonly value: number
+}
+
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/
+const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g
+
+/** The samples of a Prometheus text exposition, labels parsed (in any order); comments and odd lines skipped. */
+export const parsePrometheusSamples = (text: string): ReadonlyArray<PrometheusSample> => {
+  const samples: Array<PrometheusSample> = []
+  for (const raw of text.split("\n")) {
+    const line = raw.trim()
+    if (line === "" || line.startsWith("#")) continue
+    const match = SAMPLE.exec(line)
+    if (match === null) continue
+    const labels = new Map<string, string>()
+    for (const label of (match[2] ?? "").matchAll(LABEL)) {
+      labels.set(label[1] ?? "", (label[2] ?? "").replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c)))
+    }
+    samples.push({ name: match[1] ?? "", labels, value: Number(match[3]) })
+  }
+  return samples
+}
+
+export const THREADS = ["redirect", "clicks"] as const
+export type Thread = (typeof THREADS)[number]
+
+/** A record with one entry per thread. */
+const perThread = <A>(f: (thread: Thread) => A): Record<Thread, A> => ({ redirect: f("redirect"), clicks: f("clicks") })
+
+/** What the scrapes of one run saw of one thread, in ms; undefined when no scrape had the gauge. */
+export interface ThreadDelay {
+  /** The largest of the per-second maxima (quantile="1"). */
+  readonly max: number | undefined
+  /** The largest of the per-second p99 values (quantile="0.99"). */
+  readonly p99: number | undefined
+  /** The smallest of the per-second medians (quantile="0.5"): what a quiet second shows. */
+  readonly p50Min: number | undefined
+  /** Scrapes that carried the gauge. */
+  readonly windows: number
+}
+
+export interface LoopDelayWatch {
+  /** Scrapes that answered. */
+  readonly scrapes: number
+  readonly threads: Readonly<Record<Thread, ThreadDelay>>
+}
+
+const METRIC = "event_loop_delay_seconds"
+
+const gauge = (samples: ReadonlyArray<PrometheusSample>, thread: Thread, quantile: string) =>
+  samples.find((s) => s.name === METRIC && s.labels.get("thread") === thread && s.labels.get("quantile") === quantile)?.value
+
+const scrape = async (baseUrl: string) => {
+  try {
+    const response = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(900) })
+    if (!response.ok) return undefined
+    return parsePrometheusSamples(await response.text())
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Scrapes GET `${baseUrl}/metrics` once a second (and once more at stop) for the gauges
+ * event_loop_delay_seconds{thread, quantile="0.5"|"0.99"|"1"}, each of which describes the service's
+ * last 1-second window; `stop` answers the largest per-second maximum and p99 of each thread. Absent
+ * gauges leave the figures undefined ("n/a"), not an error.
+ */
+export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
+  let stopping = false
+  let scrapes = 0
+  const figures = perThread(() => ({ max: Number.NaN, p99: Number.NaN, p50Min: Number.NaN, windows: 0 }))
+  const take = async () => {
+    const samples = await scrape(baseUrl)
+    if (samples === undefined) return
+    scrapes++
+    for (const thread of THREADS) {
+      const max = gauge(samples, thread, "1")
+      const p99 = gauge(samples, thread, "0.99")
+      const p50 = gauge(samples, thread, "0.5")
+      if (max === undefined && p99 === undefined && p50 === undefined) continue
+      const entry = figures[thread]
+      entry.windows++
+      if (max !== undefined && Number.isFinite(max)) entry.max = Number.isNaN(entry.max) ? max : Math.max(entry.max, max)
+      if (p99 !== undefined && Number.isFinite(p99)) entry.p99 = Number.isNaN(entry.p99) ? p99 : Math.max(entry.p99, p99)
+      if (p50 !== undefined && Number.isFinite(p50)) entry.p50Min = Number.isNaN(entry.p50Min) ? p50 : Math.min(entry.p50Min, p50)
+    }
+  }
+  const loop = (async () => {
+    let next = performance.now() + intervalMs
+    while (!stopping) {
+      const wait = next - performance.now()
+      if (wait > 0) await sleep(Math.min(wait, 50))
+      if (stopping) break
+      if (performance.now() < next) continue
+      next += intervalMs
+      await take()
+    }
+  })()
+  return {
+    stop: async (): Promise<LoopDelayWatch> => {
+      stopping = true
+      await loop
+      await take()
+      const ms = (seconds: number) => (Number.isNaN(seconds) ? undefined : seconds * 1000)
+      const threads = perThread(
+        (thread): ThreadDelay => ({
+          max: ms(figures[thread].max),
+          p99: ms(figures[thread].p99),
+          p50Min: ms(figures[thread].p50Min),
+          windows: figures[thread].windows
+        })
+      )
+      return { scrapes, threads }
+    }
+  }
+}
+
+/** The larger of two optional figures. */
+export const maxOf = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b)
+
+/** The smaller of two optional figures. */
+const minOf = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b)
+
+/** Several runs' watches as one: the largest figures of each thread. */
+export const mergeWatches = (watches: ReadonlyArray<LoopDelayWatch>): LoopDelayWatch => ({
+  scrapes: watches.reduce((sum, w) => sum + w.scrapes, 0),
+  threads: perThread(
+    (thread): ThreadDelay => ({
+      max: watches.reduce<number | undefined>((acc, w) => maxOf(acc, w.threads[thread].max), undefined),
+      p99: watches.reduce<number | undefined>((acc, w) => maxOf(acc, w.threads[thread].p99), undefined),
+      p50Min: watches.reduce<number | undefined>((acc, w) => minOf(acc, w.threads[thread].p50Min), undefined),
+      windows: watches.reduce((sum, w) => sum + w.threads[thread].windows, 0)
+    })
+  )
+})
