@@ -386,10 +386,11 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           qr: boolean
           bot: boolean
         }>`
-          SELECT id::text AS engagement_id, floor(extract(epoch FROM at))::int8 AS created, country, region, city, device, referrer,
-                 user_agent, qr, bot
-          FROM clicks WHERE link_id = ${linkId}
-          ORDER BY at DESC, id DESC
+          SELECT c.id::text AS engagement_id, floor(extract(epoch FROM c.at))::int8 AS created, c.country, c.region, c.city, c.device,
+                 c.referrer, coalesce(u.user_agent, '') AS user_agent, c.qr, c.bot
+          FROM clicks c LEFT JOIN user_agents u ON u.id = c.user_agent_id
+          WHERE c.link_id = ${linkId}
+          ORDER BY c.at DESC, c.id DESC
           LIMIT ${page.limit} OFFSET ${page.offset}`
       })
 

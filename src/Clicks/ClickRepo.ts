@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { ClickBatch } from "./ClickBatch.ts"
+import { type ClickBatch, type ClickColumns, toColumns } from "./ClickBatch.ts"
 import { clickRollupRows, HOURLY_KINDS, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
 
 /** A click as stored: enriched, the client IP only as a keyed hash (hex). */
@@ -28,10 +28,10 @@ export interface LinkClicks {
   readonly clicks: number
 }
 
-const CLICK_COLUMNS = "id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent, qr, bot"
-const CLICK_INPUT = `id uuid, at timestamptz, link_id bigint, domain_id bigint, ip_hash text, country text, region text,
-  city text, device text, referrer text, user_agent text, qr boolean, bot boolean`
-const CLICK_VALUES = "id, at, link_id, domain_id, decode(ip_hash, 'hex'), country, region, city, device, referrer, user_agent, qr, bot"
+const CLICK_COLUMNS = "id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent_id, qr, bot"
+
+/** User agents whose dictionary ids this process remembers (all forgotten at once when full). */
+const KNOWN_USER_AGENTS = 10_000
 
 /** `click_count` and `last_clicked` of each link in `counted` (link_id, clicks, last); `updated` is the links that exist. */
 const LINK_COUNTS = `
@@ -101,6 +101,51 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const known = new Set<string>()
+    const userAgentIds = new Map<string, number>()
+
+    /**
+     * The dictionary ids of `userAgents`, entering those not there yet. Each statement commits on its
+     * own, before the clicks' transaction, so an id remembered here is never one rolled back; the
+     * inserts go in text order, so that two instances entering the same new agents cannot deadlock.
+     */
+    const userAgentIdsOf = (userAgents: Iterable<string>) =>
+      Effect.gen(function* () {
+        const ids = new Map<string, number>()
+        const missing: Array<string> = []
+        for (const userAgent of userAgents) {
+          const id = userAgentIds.get(userAgent)
+          if (id === undefined) missing.push(userAgent)
+          else ids.set(userAgent, id)
+        }
+        if (missing.length === 0) return ids
+        yield* sql`
+          INSERT INTO user_agents (user_agent) SELECT u FROM unnest(${missing}::text[]) u ORDER BY 1
+          ON CONFLICT (user_agent) DO NOTHING`
+        const found = yield* sql<{ id: number; user_agent: string }>`
+          SELECT id, user_agent FROM user_agents WHERE user_agent = ANY(${missing}::text[])`
+        if (userAgentIds.size + found.length > KNOWN_USER_AGENTS) userAgentIds.clear()
+        for (const row of found) {
+          ids.set(row.user_agent, row.id)
+          userAgentIds.set(row.user_agent, row.id)
+        }
+        return ids
+      })
+
+    /** The FROM item `r` (CLICK_COLUMNS) of clicks in `columns`, their user agents by dictionary id. */
+    const clickRows = (columns: ClickColumns, ids: ReadonlyMap<string, number>) =>
+      Effect.gen(function* () {
+        const userAgentId = new Array<number>(columns.user_agent.length)
+        for (const [n, userAgent] of columns.user_agent.entries()) {
+          const id = ids.get(userAgent)
+          if (id === undefined) return yield* Effect.dieMessage("a user agent missing from the dictionary")
+          userAgentId[n] = id
+        }
+        return sql`unnest(
+          ${columns.id}::uuid[], ${columns.at}::timestamptz[], ${columns.link_id}::int8[], ${columns.domain_id}::int8[],
+          ${columns.ip_hash}::bytea[], ${columns.country}::text[], ${columns.region}::text[], ${columns.city}::text[],
+          ${columns.device}::text[], ${columns.referrer}::text[], ${userAgentId}::int4[], ${columns.qr}::bool[], ${columns.bot}::bool[]
+        ) AS r(${sql.literal(CLICK_COLUMNS)})`
+      })
 
     /**
      * The monthly partition holding `at`. Partition bounds cannot be parameters: the statement is
@@ -142,15 +187,12 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
       Effect.gen(function* () {
         if (rows.length === 0) return []
         yield* ensurePartitions(rows)
+        const input = yield* clickRows(toColumns(rows), yield* userAgentIdsOf(new Set(rows.map((row) => row.user_agent))))
         return yield* sql<{ link_id: number; clicks: number }>`
-          WITH input AS (
-            SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(${sql.literal(CLICK_INPUT)})
-          ),
-          inserted AS (
+          WITH inserted AS (
             INSERT INTO clicks (${sql.literal(CLICK_COLUMNS)})
-            SELECT ${sql.literal(CLICK_VALUES)}
-            FROM input
-            ON CONFLICT (id, at) DO NOTHING
+            SELECT * FROM ${input}
+            ON CONFLICT (link_id, at, id) DO NOTHING
             RETURNING link_id, domain_id, at, ip_hash, country, region, city, device, referrer, qr, bot
           ),
           counted AS (
@@ -190,14 +232,13 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
       Effect.gen(function* () {
         if (batch.size === 0) return []
         yield* ensurePartitions(batch.rows)
+        const ids = yield* userAgentIdsOf(batch.userAgents)
+        const statements = yield* Effect.forEach(batch.columns(), (columns) => clickRows(columns, ids))
         const { links, rollups, visitors } = batch.summary()
         return yield* sql.withTransaction(
           Effect.gen(function* () {
-            for (const json of batch.json()) {
-              yield* sql`
-                INSERT INTO clicks (${sql.literal(CLICK_COLUMNS)})
-                SELECT ${sql.literal(CLICK_VALUES)}
-                FROM json_to_recordset(${json}::json) AS r(${sql.literal(CLICK_INPUT)})`
+            for (const input of statements) {
+              yield* sql`INSERT INTO clicks (${sql.literal(CLICK_COLUMNS)}) SELECT * FROM ${input}`
             }
             if (links.length === 0) return []
             // Row locks on links in id order first: another instance's batch touching the same

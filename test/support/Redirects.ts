@@ -55,6 +55,6 @@ export const clicksOf = (linkId: number) =>
     const sql = yield* SqlClient.SqlClient
     return yield* sql<StoredClick>`
       SELECT link_id, domain_id, encode(ip_hash, 'hex') AS ip_hash, country, region, city, device, referrer,
-             user_agent, qr, bot
+             (SELECT u.user_agent FROM user_agents u WHERE u.id = user_agent_id) AS user_agent, qr, bot
       FROM clicks WHERE link_id = ${linkId} ORDER BY at, id`
   })

@@ -1,0 +1,203 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { AnalyticsRepo } from "../src/Analytics/AnalyticsRepo.ts"
+import { ClickBatch } from "../src/Clicks/ClickBatch.ts"
+import { ClickRepo, type ClickRow } from "../src/Clicks/ClickRepo.ts"
+import { loadMigrations, migrate } from "../src/Sql/Migrator.ts"
+import { clickRow } from "./support/Clicks.ts"
+import { makeTestDatabase } from "./support/TestDatabase.ts"
+
+/** 2025-03-31T22:00:00Z: the clicks below cross a month boundary (two partitions). */
+const T0 = 1_743_458_400
+
+const BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+/** User agents as the writer may store them: quotes, backslashes, tabs and new lines, accents, empty, 512 units. */
+const AGENTS = [
+  BROWSER,
+  'Quote " and \\ backslash\tand tab\nand line',
+  "Ünïcödé agent ✓",
+  "",
+  "x".repeat(512),
+  "{braces}, commas and NULL"
+]
+
+/** An account, a user, a domain and two links, by SQL (the repositories under test need nothing else). */
+const setup = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [account] = yield* sql<{ id: number }>`INSERT INTO accounts (name, plan) VALUES ('storage', 'team') RETURNING id`
+  const [user] = yield* sql<{ id: number }>`
+    INSERT INTO users (account_id, email, nickname, role, password_hash, refresh_token_hash)
+    VALUES (${account!.id}, ${`storage-${account!.id}@example.com`}, 'storage', 'account_admin', 'x',
+            decode(md5(${String(account!.id)}), 'hex'))
+    RETURNING id`
+  const [domain] = yield* sql<{ id: number }>`
+    INSERT INTO domains (account_id, domain) VALUES (${account!.id}, ${`storage-${account!.id}.example`}) RETURNING id`
+  const links = yield* sql<{ id: number }>`
+    INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+    SELECT ${domain!.id}, ${user!.id}, 'https://example.com/' || n, 'a' || n, 'https://example.com/' || n
+    FROM generate_series(1, 2) n ORDER BY n RETURNING id`
+  return { domainId: domain!.id, links: links.map((link) => link.id) }
+})
+
+/** Clicks over two hours across the month boundary, each user agent in turn. */
+const clicks = (count: number, links: ReadonlyArray<number>, domainId: number, agents = AGENTS): Array<ClickRow> =>
+  Array.from({ length: count }, (_, n) => ({
+    ...clickRow({ linkId: links[n % links.length]!, domainId, at: T0 + n * 37, ip: `198.51.100.${n % 7}`, bot: n % 11 === 0 }),
+    user_agent: agents[n % agents.length]!
+  }))
+
+const storedAgents = Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ user_agent: string }>`SELECT user_agent FROM user_agents ORDER BY id`)
+
+/** R1's rows of a link, all of them. */
+const rawClicks = (linkId: number) =>
+  Effect.flatMap(AnalyticsRepo, (repo) => repo.rawClicks(linkId, { limit: 1000, offset: 0 }))
+
+const clickCount = (linkIds: ReadonlyArray<number>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number; counted: number }>`
+      SELECT (SELECT count(*) FROM clicks WHERE ${sql.in("link_id", linkIds)})::int AS n,
+             (SELECT sum(click_count) FROM links WHERE ${sql.in("id", linkIds)})::int AS counted`, ([row]) => row!)
+  )
+
+/** R1 as it should be for `rows` of one link: newest first, the stored user agent text. */
+const expectedRaw = (rows: ReadonlyArray<ClickRow>, linkId: number) =>
+  rows
+    .filter((row) => row.link_id === linkId)
+    .sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1))
+    .map((row) => ({ engagement_id: row.id, user_agent: row.user_agent, bot: row.bot }))
+
+const migrated = Layer.mergeAll(ClickRepo.Default, AnalyticsRepo.Default).pipe(
+  Layer.provideMerge(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(makeTestDatabase())))
+)
+
+describe("click storage: a dictionary of user agents", () => {
+  layer(migrated, { timeout: 60_000 })((it) => {
+    it.effect("each user agent is stored once, and R1 reads every click's own back", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = clicks(600, links, domainId)
+        const before = (yield* storedAgents).length
+        // Added in slices as the writer does; two batches share every agent.
+        const first = new ClickBatch()
+        for (let start = 0; start < 400; start += 200) first.add(rows.slice(start, start + 200))
+        yield* repo.insertFresh(first)
+        yield* repo.insertFresh(ClickBatch.of(rows.slice(400)))
+        const agents = (yield* storedAgents).map((row) => row.user_agent)
+        expect(agents.length - before).toBe(AGENTS.length)
+        expect([...agents].sort()).toEqual([...new Set([...agents, ...AGENTS])].sort())
+        for (const linkId of links) {
+          const raw = yield* rawClicks(linkId)
+          expect(raw.total).toBe(300)
+          expect(raw.rows.map((row) => ({ engagement_id: row.engagement_id, user_agent: row.user_agent, bot: row.bot }))).toEqual(
+            expectedRaw(rows, linkId)
+          )
+        }
+        // The clicks hold the id, not the text.
+        const sql = yield* SqlClient.SqlClient
+        const columns = yield* sql<{ name: string }>`
+          SELECT attname AS name FROM pg_attribute WHERE attrelid = 'clicks'::regclass AND attnum > 0 AND NOT attisdropped`
+        expect(columns.map((column) => column.name)).toContain("user_agent_id")
+        expect(columns.map((column) => column.name)).not.toContain("user_agent")
+      })
+    )
+
+    it.effect("a new agent among known ones is added; another repository (instance) finds the same ids", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const fresh = `${BROWSER} Fresh/${links[0]}`
+        const rows = clicks(30, links, domainId, [BROWSER, fresh])
+        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(rows.slice(0, 10)))
+        // A second repository knows nothing yet: it looks the agents up, and enters none twice.
+        const other = yield* Effect.provide(ClickRepo, ClickRepo.Default)
+        yield* other.insertFresh(ClickBatch.of(rows.slice(10)))
+        const agents = (yield* storedAgents).map((row) => row.user_agent)
+        expect(agents.filter((agent) => agent === fresh)).toHaveLength(1)
+        expect(agents.filter((agent) => agent === BROWSER)).toHaveLength(1)
+        const raw = yield* rawClicks(links[0]!)
+        expect(raw.rows.map((row) => row.user_agent)).toEqual(expectedRaw(rows, links[0]!).map((row) => row.user_agent))
+      })
+    )
+
+    it.effect("replays through insert skip the clicks already stored (by link, time and id) and count the rest once", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = clicks(300, links, domainId)
+        const nonBots = (part: ReadonlyArray<ClickRow>) => part.filter((row) => !row.bot).length
+        yield* repo.insertFresh(ClickBatch.of(rows.slice(0, 100)))
+        const replayed = yield* repo.insert(rows.slice(0, 200))
+        expect(replayed.reduce((sum, link) => sum + link.clicks, 0)).toBe(nonBots(rows.slice(100, 200)))
+        expect(yield* repo.insert(rows.slice(0, 200))).toEqual([])
+        yield* repo.insert(rows)
+        expect(yield* clickCount(links)).toEqual({ n: 300, counted: nonBots(rows) })
+        for (const linkId of links) {
+          const raw = yield* rawClicks(linkId)
+          expect(raw.rows.map((row) => ({ engagement_id: row.engagement_id, user_agent: row.user_agent, bot: row.bot }))).toEqual(
+            expectedRaw(rows, linkId)
+          )
+        }
+      })
+    )
+
+    it.effect("a fresh batch holding a stored click fails whole: the key (link_id, at, id) is unique", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const repo = yield* ClickRepo
+        const rows = clicks(50, links, domainId)
+        yield* repo.insertFresh(ClickBatch.of(rows.slice(0, 20)))
+        const failed = yield* Effect.either(repo.insertFresh(ClickBatch.of(rows.slice(10))))
+        expect(failed._tag).toBe("Left")
+        expect((yield* clickCount(links)).n).toBe(20)
+      })
+    )
+  })
+})
+
+describe("click storage: migration 0012 keeps the user agents of clicks stored before it", () => {
+  layer(makeTestDatabase(), { timeout: 60_000 })((it) => {
+    it.effect("every click's user agent is entered once and read back by R1", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const migrations = loadMigrations()
+        yield* sql.withTransaction(
+          Effect.forEach(
+            migrations.filter((migration) => migration.id < 12),
+            (migration) => sql.unsafe(migration.sql),
+            { discard: true }
+          )
+        )
+        const { domainId, links } = yield* setup
+        const rows = clicks(120, links, domainId)
+        for (const month of ["2025-03", "2025-04"]) {
+          const from = new Date(`${month}-01T00:00:00Z`)
+          const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1))
+          yield* sql.unsafe(
+            `CREATE TABLE clicks_y${month.replace("-", "m")} PARTITION OF clicks FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`
+          )
+        }
+        // As the writer stored clicks before: the user agent's text in each row.
+        yield* sql`
+          INSERT INTO clicks (id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent, qr, bot)
+          SELECT id, at, link_id, domain_id, decode(ip_hash, 'hex'), country, region, city, device, referrer, user_agent, qr, bot
+          FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, at timestamptz, link_id bigint, domain_id bigint,
+            ip_hash text, country text, region text, city text, device text, referrer text, user_agent text, qr boolean, bot boolean)`
+        yield* sql.withTransaction(sql.unsafe(migrations.find((migration) => migration.id === 12)!.sql))
+        const agents = (yield* storedAgents).map((row) => row.user_agent)
+        expect([...agents].sort()).toEqual([...AGENTS].sort())
+        const repo = yield* Effect.provide(AnalyticsRepo, AnalyticsRepo.Default)
+        for (const linkId of links) {
+          const raw = yield* repo.rawClicks(linkId, { limit: 1000, offset: 0 })
+          expect(raw.rows.map((row) => ({ engagement_id: row.engagement_id, user_agent: row.user_agent, bot: row.bot }))).toEqual(
+            expectedRaw(rows, linkId)
+          )
+        }
+        // And the clicks converted are replayed like any: present ones skipped.
+        const clickRepo = yield* Effect.provide(ClickRepo, ClickRepo.Default)
+        expect(yield* clickRepo.insert(rows)).toEqual([])
+        expect((yield* clickCount(links)).n).toBe(120)
+      })
+    )
+  })
+})
