@@ -39,7 +39,15 @@ export interface Connection {
   readonly idleTimeoutMillis?: number
   /** Connections another thread may open; the embedded database takes few. */
   readonly threadConnections: number
+  /** Whether connections take `COPY ... FROM STDIN` (`CopyPool`): a server does, the embedded database does not. */
+  readonly copyFromStdin: boolean
 }
+
+/**
+ * The pool under the `SqlClient` when its connections take `COPY ... FROM STDIN`, for the click writer's
+ * bulk loads; absent on the embedded database, whose socket server loses the protocol's thread on it.
+ */
+export class CopyPool extends Context.Tag("CopyPool")<CopyPool, pg.Pool>() {}
 
 export class DatabasePool extends Context.Tag("DatabasePool")<
   DatabasePool,
@@ -67,7 +75,7 @@ const poolClient = (connection: Connection, options: { readonly max: number; rea
         })
         await client.query(`LISTEN ${CHANGES_CHANNEL}`)
       }
-      const { threadConnections: _, ...config } = connection
+      const { threadConnections: _, copyFromStdin, ...config } = connection
       const pool = new pg.Pool({ ...config, max: options.max, application_name: options.applicationName, types, onConnect })
       // Errors of idle clients are reported here; the next query on the pool reports them again.
       pool.on("error", () => undefined)
@@ -78,9 +86,10 @@ const poolClient = (connection: Connection, options: { readonly max: number; rea
         }),
         () => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
       )
-      return Layer.merge(
+      return Layer.mergeAll(
         PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
-        Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners })
+        Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }),
+        copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
       )
     })
   )
@@ -95,7 +104,8 @@ export const serverClient = (url: Redacted.Redacted<string>, options: PoolOption
       // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
       // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
       options: "-c jit=off -c work_mem=16MB",
-      threadConnections: 2
+      threadConnections: 2,
+      copyFromStdin: true
     },
     { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" },
     true
@@ -191,7 +201,7 @@ export const embeddedClient = (dataDir: string) =>
       )
       yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"))
       return poolClient(
-        { host: socketDir, port: 5432, user: "postgres", database: "postgres", connectionTimeoutMillis: 30_000, threadConnections: 1 },
+        { host: socketDir, port: 5432, user: "postgres", database: "postgres", connectionTimeoutMillis: 30_000, threadConnections: 1, copyFromStdin: false },
         { max: 1, applicationName: "link-shortener" },
         false
       )
@@ -203,18 +213,24 @@ export const embeddedClient = (dataDir: string) =>
  * checks the database at start (a thread started while the database is down must come up).
  */
 export const threadClient = (connection: Connection, applicationName: string) =>
-  PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.sync(() => {
-        const { threadConnections, ...config } = connection
-        const pool = new pg.Pool({ ...config, max: threadConnections, application_name: applicationName, types })
-        pool.on("error", () => undefined)
-        return pool
-      }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
-    ),
-    types
-  })
+  Layer.unwrapScoped(
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const { threadConnections, copyFromStdin: _, ...config } = connection
+          const pool = new pg.Pool({ ...config, max: threadConnections, application_name: applicationName, types })
+          pool.on("error", () => undefined)
+          return pool
+        }),
+        (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+      ),
+      (pool) =>
+        Layer.merge(
+          PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
+          connection.copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
+        )
+    )
+  )
 
 /** PostgreSQL when `DATABASE_URL` is set, otherwise the embedded database in `DATA_DIR`. */
 export const DatabaseLive = Layer.unwrapEffect(
