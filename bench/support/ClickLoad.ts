@@ -48,6 +48,15 @@ export interface LoadTimings {
 }
 
 const DAY_MS = 86_400_000
+
+/** The user agent of each device class (constants: they are spelled into the loading statement). */
+const AGENTS = {
+  bot: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+  desktop: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/126.0 Safari/537.36",
+  mobile: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) Mobile/15E148",
+  tablet: "Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) Mobile/15E148",
+  other: "okhttp/4.12.0"
+} as const
 const SLOTS = 100_000
 
 // ---------------------------------------------------------------------------------------------------
@@ -194,6 +203,14 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
   const first = clients[0]
   if (first === undefined) throw new Error("loadClicks needs a connection")
   const visitorsTable = await exists(first, "link_visitors")
+  // Since sql/0012 a click refers to its user agent in the user_agents dictionary.
+  const agentIds = await exists(first, "user_agents")
+  if (agentIds) {
+    await first.query(
+      `INSERT INTO user_agents (user_agent) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT (user_agent) DO NOTHING`,
+      [Object.values(AGENTS)]
+    )
+  }
   const hourlyTable = await exists(first, "click_rollups_hour")
   // The days the service keeps hourly rows of (HourlyRollupPruner); older ones it would prune.
   const hourlyFrom = new Date(Math.floor(options.end.getTime() / DAY_MS) * DAY_MS - (HOURLY_ROLLUP_DAYS + 1) * DAY_MS)
@@ -261,16 +278,17 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
     spread(clients, [...chunks, ...burstChunks], async (client, chunk) => {
       const ms = await timed(() =>
         client.query(
-          `INSERT INTO clicks (id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent, qr, bot)
+          `INSERT INTO clicks (id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer,
+                               ${agentIds ? "user_agent_id" : "user_agent"}, qr, bot)
            SELECT gen_random_uuid(), s.at, l.link_id, $1, decode(md5('visitor ' || s.visitor), 'hex'),
                   p.country, p.region, p.city, d.device, r.referrer,
-                  CASE d.device
-                    WHEN 'bot' THEN 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
-                    WHEN 'desktop' THEN 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/126.0 Safari/537.36'
-                    WHEN 'mobile' THEN 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) Mobile/15E148'
-                    WHEN 'tablet' THEN 'Mozilla/5.0 (iPad; CPU OS 17_5 like Mac OS X) Mobile/15E148'
-                    ELSE 'okhttp/4.12.0'
-                  END,
+                  ${agentIds ? "(SELECT id FROM user_agents WHERE user_agent = " : "("}CASE d.device
+                    WHEN 'bot' THEN '${AGENTS.bot}'
+                    WHEN 'desktop' THEN '${AGENTS.desktop}'
+                    WHEN 'mobile' THEN '${AGENTS.mobile}'
+                    WHEN 'tablet' THEN '${AGENTS.tablet}'
+                    ELSE '${AGENTS.other}'
+                  END),
                   s.qr, s.bot
            FROM (
              -- OFFSET 0 keeps the subquery whole: each random() is drawn once per click.
