@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, LogLevel, Option } from "effect"
@@ -9,7 +9,7 @@ import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import { ClientNetwork, clientNetwork } from "./ClientIp.ts"
 import { recordHttpRequest } from "./Metrics.ts"
-import { limitBody, MAX_BODY_BYTES } from "./BodyLimit.ts"
+import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
 import { redactedTarget } from "./RequestUrl.ts"
@@ -53,6 +53,27 @@ const isMultipart = (request: HttpServerRequest.HttpServerRequest) => {
   return HttpMethod.hasBody(request.method) && type.includes("multipart/form-data") && !type.includes("application/json")
 }
 
+/**
+ * A body the framework would not read as JSON: a Content-Type that names another type (it reads
+ * text as a string, a form as a record of strings, anything else as bytes, and decodes that against
+ * the JSON schema: a form could create a link, bytes read as an empty object). No Content-Type reads
+ * as JSON, as always.
+ */
+const isNotJson = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = (request.headers["content-type"] ?? "").toLowerCase().trim()
+  return HttpMethod.hasBody(request.method) && type !== "" && !type.includes("application/json")
+}
+
+/**
+ * The request as handed to the API when its body is not JSON: a body that fails to parse as JSON, so
+ * that an endpoint reading one answers 400 10153 where it reads it (after the token and the path
+ * ids, as for a malformed JSON body), and one reading none never sees it.
+ */
+const unparsableBody = (request: HttpServerRequest.HttpServerRequest) =>
+  withBody(request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") }), request.method, Buffer.from("-"))
+
+const NOT_JSON_MESSAGE = "the request body must be JSON (Content-Type: application/json)"
+
 const unavailable = (error: SqlError) =>
   /connect|terminat|timeout|ECONN|EPIPE|socket/i.test(`${error.message} ${String(error.cause)}`)
 
@@ -71,7 +92,7 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
       if (failure._tag === "RouteNotFound") return ApiError.of(10151, request.method, new URL(request.url, "http://x").pathname)
       if (failure._tag === "RequestError" && "cause" in failure) {
         if (String(failure.cause).includes("maxBytes exceeded")) return ApiError.of(10152, String(MAX_BODY_BYTES))
-        return ApiError.of(10153, "the request body is not valid JSON")
+        return ApiError.of(10153, isNotJson(request) ? NOT_JSON_MESSAGE : "the request body is not valid JSON")
       }
     }
     // Every recursive walk over a request (the framework's decode messages, ours) follows the input:
@@ -116,8 +137,9 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           if (limit !== undefined && !limit.allowed) return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
           const limited = yield* limitBody(request)
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
+          const served = isNotJson(limited) ? unparsableBody(limited) : limited
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) ? serveV3(app, limited) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, limited),
+            isV3Path(path) ? serveV3(app, served) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, served),
             Option.some(MAX_BODY_BYTES)
           )
         })
