@@ -5,7 +5,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Logger, Option, Redacted, Runtime } from "effect"
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage } from "node:http"
-import { Api } from "./Api.ts"
+import { Api, ApiV3Docs } from "./Api.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Auth/AuthenticationLive.ts"
@@ -129,6 +129,11 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
     // No span exporter is configured: a span per request would be pure cost (DECISIONS.md).
     HttpMiddleware.withTracerDisabledWhen(() => true),
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs", scalar: { withDefaultFonts: false } })),
+    Layer.provide(
+      HttpApiScalar.layer({ path: "/api/v3/docs", scalar: { withDefaultFonts: false } }).pipe(
+        Layer.provide(HttpApiBuilder.api(ApiV3Docs))
+      )
+    ),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
     Layer.provide(ApiMiddlewareLive),
     Layer.provide(apiLayer),

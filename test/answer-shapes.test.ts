@@ -130,3 +130,70 @@ describe("every answer matches the served OpenAPI document and the real API's ty
     )
   })
 })
+
+/** A path template of a document with its ids filled in. */
+const filled = (template: string, ids: { readonly domain: number; readonly link: number }) =>
+  template.replace("{domain_id}", String(ids.domain)).replace("{link_id}", String(ids.link))
+
+// Every operation's error answers too: what a request without a token, with ids of nothing, with a
+// body that is not JSON or with wrong credentials gets must be one of the error responses its
+// operation documents (status, and a code of its list). The answers that are not JSON (QR images,
+// metrics) carry a content type their operation documents.
+describe("every operation's error answers, images and probes match the served OpenAPI document", () => {
+  layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {
+    it.effect("version 4 and version 3, every operation", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* call("POST", "/api/v4/domains", { token: user.token, body: { domain: uniqueDomainName("errors") } })
+        const domainId = numberAt(domain.body, "objects", 0, "id")
+        const link = yield* call("POST", `/api/v4/${domainId}/links`, { token: user.token, body: { url: "https://example.com/e", override_404_check: 1 } })
+        const linkId = numberAt(link.body, "objects", 0, "id")
+        const documents = {
+          v4: (yield* call("GET", "/api/v4/openapi.json")).body,
+          v3: (yield* call("GET", "/api/v3/openapi.json")).body
+        }
+        const validate = answerValidator(documents)
+        for (const [id, document] of Object.entries(documents)) {
+          const paths = (at(document, "paths") ?? {}) as Record<string, Record<string, { readonly security?: ReadonlyArray<unknown>; readonly requestBody?: unknown; readonly responses: Record<string, { readonly content?: Record<string, unknown> }> }>>
+          for (const [template, item] of Object.entries(paths)) {
+            for (const [lower, operation] of Object.entries(item)) {
+              const method = lower.toUpperCase()
+              const context = `${id} ${method} ${template}`
+              const answers: Array<readonly [string, Reply]> = []
+              const known = filled(template, { domain: domainId, link: linkId })
+              if ((operation.security ?? []).length > 0) {
+                answers.push(["no token", yield* call(method, known)])
+                if (template.includes("{")) answers.push(["ids of nothing", yield* call(method, filled(template, { domain: 999_999_999, link: 999_999_999 }), { token: user.token })])
+              }
+              if (operation.requestBody !== undefined) {
+                answers.push(["text/plain", yield* call(method, known, { token: user.token, rawBody: "{}", headers: { "content-type": "text/plain" } })])
+              }
+              if (template.endsWith("/validate_login") || template.endsWith("/access_token") && method === "POST") {
+                answers.push(["wrong password", yield* call(method, known, { body: { email: "nobody@example.com", password: "wrong" } })])
+              }
+              if (template.endsWith("/qr")) {
+                for (const format of ["png", "svg", "eps"]) {
+                  const reply = yield* call(method, `${known}?format=${format}`, { token: user.token })
+                  expect(reply.status, `${context} ${format}`).toBe(200)
+                  expect(Object.keys(operation.responses["200"]?.content ?? {}), `${context} ${format}`).toContain(reply.headers.get("content-type"))
+                }
+              }
+              if (!template.startsWith("/api/")) {
+                const reply = yield* call(method, template)
+                expect(reply.status, context).toBe(200)
+                if (template === "/metrics") expect(Object.keys(operation.responses["200"]?.content ?? {}), context).toContain(reply.headers.get("content-type"))
+                else expect(validate(id, method, template, 200, reply.body), context).toEqual([])
+                continue
+              }
+              expect(answers.length, `${context}: no error answer recorded`).toBeGreaterThan(0)
+              for (const [kind, reply] of answers) {
+                expect(reply.status, `${context} ${kind}: ${reply.text}`).toBeGreaterThanOrEqual(400)
+                expect(validate(id, method, template.startsWith("/api/") ? known : template, reply.status, reply.body), `${context} ${kind}: ${reply.text}`).toEqual([])
+              }
+            }
+          }
+        }
+      })
+    )
+  })
+})

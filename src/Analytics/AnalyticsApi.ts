@@ -17,7 +17,7 @@ import { Authentication } from "../Auth/Authentication.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { GroupNotFound } from "../Groups/GroupErrors.ts"
-import { coded, PathId } from "../Platform/Coded.ts"
+import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import {
   FilterValueInvalid,
@@ -34,14 +34,14 @@ const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
 
 const stamp = (code: 10500 | 10501) =>
-  Schema.optional(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799))))
+  Schema.optional(documentedInteger(0, 253_402_300_799)(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799)))))
 
 const text = Schema.optional(coded(10507)(Schema.String.pipe(Schema.maxLength(200))))
 
 const window = { from_unix: stamp(10500), to_unix: stamp(10501) }
 
 const page = {
-  page: Schema.optional(coded(10505)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000))))
+  page: Schema.optional(documentedInteger(1, 1_000_000)(coded(10505)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000)))))
 }
 
 /** The parameters every report takes: its window, its page and whose links it counts. */
@@ -70,7 +70,7 @@ export const ReferrerParams = params({ ...shared, ...referrer })
 export const DomainReferrerParams = params({
   ...shared,
   ...referrer,
-  link_id: Schema.optional(coded(10507)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive())))
+  link_id: Schema.optional(documentedInteger(1, Number.MAX_SAFE_INTEGER)(coded(10507)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))))
 })
 export const WindowParams = params(window)
 export const ClickedParams = params({
@@ -145,28 +145,29 @@ const describe = "over the window (default: the last 7 days and today), non-bot 
  * answers one page of rows with `links` to the other pages and `meta`.
  */
 export class AnalyticsApi extends HttpApiGroup.make("analytics")
+  .annotate(OpenApi.Description, "Click analytics (E16-E30, R1), on the Team, Business and Enterprise plans")
   .add(
     windowed(HttpApiEndpoint.get("clicked")`/${domainId}/links/clicked`.setUrlParams(ClickedParams).addSuccess(Report(ClickedLink)))
       .addError(answers(GroupNotFound))
       .addError(answersInvalidInput(10160, 10500, 10501, 10505, 10507, 10153))
-      .annotate(OpenApi.Description, `E16: the domain's links with clicks ${describe}, most clicked first`)
+      .annotate(OpenApi.Summary, "E16 Clicked links of a domain").annotate(OpenApi.Description, `E16: the domain's links with clicks ${describe}, most clicked first`)
   )
-  .add(daily.domain.setUrlParams(SharedParams).annotate(OpenApi.Description, `E17: the domain's clicks per UTC day ${describe}`))
-  .add(byCountry.domain.setUrlParams(CountryParams).annotate(OpenApi.Description, `E18: clicks per country ${describe}`))
-  .add(byRegion.domain.setUrlParams(RegionParams).annotate(OpenApi.Description, `E19: clicks per region ${describe}`))
-  .add(byCity.domain.setUrlParams(CityParams).annotate(OpenApi.Description, `E20: clicks per city ${describe}`))
-  .add(byDevice.domain.setUrlParams(DeviceParams).annotate(OpenApi.Description, `E21: clicks per device ${describe}`))
+  .add(daily.domain.setUrlParams(SharedParams).annotate(OpenApi.Summary, "E17 Domain clicks per day").annotate(OpenApi.Description, `E17: the domain's clicks per UTC day ${describe}`))
+  .add(byCountry.domain.setUrlParams(CountryParams).annotate(OpenApi.Summary, "E18 Domain clicks per country").annotate(OpenApi.Description, `E18: clicks per country ${describe}`))
+  .add(byRegion.domain.setUrlParams(RegionParams).annotate(OpenApi.Summary, "E19 Domain clicks per region").annotate(OpenApi.Description, `E19: clicks per region ${describe}`))
+  .add(byCity.domain.setUrlParams(CityParams).annotate(OpenApi.Summary, "E20 Domain clicks per city").annotate(OpenApi.Description, `E20: clicks per city ${describe}`))
+  .add(byDevice.domain.setUrlParams(DeviceParams).annotate(OpenApi.Summary, "E21 Domain clicks per device").annotate(OpenApi.Description, `E21: clicks per device ${describe}`))
   .add(
     byReferrer.domain
       .setUrlParams(DomainReferrerParams)
       .addError(answers(LinkNotFound))
-      .annotate(OpenApi.Description, `E22: clicks per referrer host ${describe}; link_id narrows it to one link`)
+      .annotate(OpenApi.Summary, "E22 Domain clicks per referrer").annotate(OpenApi.Description, `E22: clicks per referrer host ${describe}; link_id narrows it to one link`)
   )
   .add(
     windowed(HttpApiEndpoint.get("link_totals")`/${domainId}/links/${linkId}/clicks`.setUrlParams(WindowParams).addSuccess(LinkTotals))
       .addError(answers(LinkNotFound))
       .addError(answersInvalidInput(10500, 10501))
-      .annotate(OpenApi.Description, "E23: the link's lifetime total, unique and scan_count, or the count of a window")
+      .annotate(OpenApi.Summary, "E23 Link click totals").annotate(OpenApi.Description, "E23: the link's lifetime total, unique and scan_count, or the count of a window")
   )
   .add(
     windowed(
@@ -176,18 +177,18 @@ export class AnalyticsApi extends HttpApiGroup.make("analytics")
     )
       .addError(answers(LinkNotFound))
       .addError(answersInvalidInput(10500, 10501, 10505))
-      .annotate(OpenApi.Description, `E24: the link's clicks per hour of the day (UTC), summed ${describe}`)
+      .annotate(OpenApi.Summary, "E24 Link clicks per hour of the day").annotate(OpenApi.Description, `E24: the link's clicks per hour of the day (UTC), summed ${describe}`)
   )
-  .add(daily.link.setUrlParams(SharedParams).annotate(OpenApi.Description, `E25: the link's clicks per UTC day ${describe}`))
-  .add(byCountry.link.setUrlParams(CountryParams).annotate(OpenApi.Description, `E26: the link's clicks per country ${describe}`))
-  .add(byRegion.link.setUrlParams(RegionParams).annotate(OpenApi.Description, `E27: the link's clicks per region ${describe}`))
-  .add(byCity.link.setUrlParams(CityParams).annotate(OpenApi.Description, `E28: the link's clicks per city ${describe}`))
-  .add(byDevice.link.setUrlParams(DeviceParams).annotate(OpenApi.Description, `E29: the link's clicks per device ${describe}`))
-  .add(byReferrer.link.setUrlParams(ReferrerParams).annotate(OpenApi.Description, `E30: the link's clicks per referrer ${describe}`))
+  .add(daily.link.setUrlParams(SharedParams).annotate(OpenApi.Summary, "E25 Link clicks per day").annotate(OpenApi.Description, `E25: the link's clicks per UTC day ${describe}`))
+  .add(byCountry.link.setUrlParams(CountryParams).annotate(OpenApi.Summary, "E26 Link clicks per country").annotate(OpenApi.Description, `E26: the link's clicks per country ${describe}`))
+  .add(byRegion.link.setUrlParams(RegionParams).annotate(OpenApi.Summary, "E27 Link clicks per region").annotate(OpenApi.Description, `E27: the link's clicks per region ${describe}`))
+  .add(byCity.link.setUrlParams(CityParams).annotate(OpenApi.Summary, "E28 Link clicks per city").annotate(OpenApi.Description, `E28: the link's clicks per city ${describe}`))
+  .add(byDevice.link.setUrlParams(DeviceParams).annotate(OpenApi.Summary, "E29 Link clicks per device").annotate(OpenApi.Description, `E29: the link's clicks per device ${describe}`))
+  .add(byReferrer.link.setUrlParams(ReferrerParams).annotate(OpenApi.Summary, "E30 Link clicks per referrer").annotate(OpenApi.Description, `E30: the link's clicks per referrer ${describe}`))
   .add(
     guarded(HttpApiEndpoint.get("raw_clicks")`/${domainId}/links/${linkId}/rawclicks`.setUrlParams(PageParams).addSuccess(Report(RawClick)))
       .addError(answers(LinkNotFound))
       .addError(answersInvalidInput(10505))
-      .annotate(OpenApi.Description, "R1: the link's clicks as recorded, bots included and flagged, newest first")
+      .annotate(OpenApi.Summary, "R1 Raw clicks of a link").annotate(OpenApi.Description, "R1: the link's clicks as recorded, bots included and flagged, newest first")
   )
   .middleware(Authentication) {}

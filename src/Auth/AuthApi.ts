@@ -5,6 +5,7 @@ import { ErrorCatalogue } from "../Platform/ErrorCatalogue.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { Authentication } from "./Authentication.ts"
 import { InvalidCredentials, LoginsBusy } from "./AuthErrors.ts"
+import { BodyTimeout, BodyTooLarge } from "../Platform/ApiError.ts"
 
 /**
  * A credential: text, as the OpenAPI document and a derived client say. Anything else a request
@@ -63,29 +64,34 @@ export class TokenRevoked extends Schema.Class<TokenRevoked>("TokenRevoked")({
 }) {}
 
 export class AuthApi extends HttpApiGroup.make("auth")
+  .annotate(OpenApi.Description, "Logins (E1, E2) and signing out")
   .add(
     HttpApiEndpoint.post("validateLogin", "/validate_login")
       .setPayload(Credentials)
+      .addError(BodyTooLarge)
+      .addError(BodyTimeout)
       .addSuccess(LoginResponse)
       .addError(RefusedLogin)
       .addError(answers(LoginsBusy))
       .addError(answersInvalidInput(10153))
-      .annotate(OpenApi.Description, "E1: check an e-mail and password without issuing a token")
+      .annotate(OpenApi.Summary, "E1 Validate login").annotate(OpenApi.Description, "E1: check an e-mail and password without issuing a token")
   )
   .add(
     HttpApiEndpoint.post("accessToken", "/access_token")
       .setPayload(TokenRequest)
+      .addError(BodyTooLarge)
+      .addError(BodyTimeout)
       .addSuccess(AccessTokenResponse)
       .addError(RefusedLogin)
       .addError(answers(LoginsBusy))
       .addError(answersInvalidInput(10153))
-      .annotate(OpenApi.Description, "E2: the caller's valid access token, or a new one, for a password or refresh token")
+      .annotate(OpenApi.Summary, "E2 Get an access token").annotate(OpenApi.Description, "E2: the caller's valid access token, or a new one, for a password or refresh token")
   )
   .add(
     HttpApiEndpoint.del("revokeAccessToken", "/access_token")
       .addSuccess(TokenRevoked)
       .middleware(Authentication)
-      .annotate(
+      .annotate(OpenApi.Summary, "Revoke the access token (sign out)").annotate(
         OpenApi.Description,
         "Revokes the access token presented (an extension of the API): it stops working on every instance; the user's other tokens still work, and E2 issues a new one"
       )

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Link } from "./Link.ts"
 import { Meta } from "../Platform/Pagination.ts"
 import { Authentication } from "../Auth/Authentication.ts"
-import { coded, PathId } from "../Platform/Coded.ts"
+import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { NotDomainAdmin } from "./LinkErrors.ts"
@@ -12,11 +12,11 @@ import { GroupNotFound } from "../Groups/GroupErrors.ts"
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
 const whole = (code: 10120 | 10500 | 10501) =>
-  coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799)))
+  documentedInteger(0, 253_402_300_799)(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799))))
 
 export const SearchParams = Schema.Struct({
   keyword: Schema.optional(coded(10121)(Schema.String.pipe(Schema.maxLength(200)))),
-  page: Schema.optional(coded(10120)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000)))),
+  page: Schema.optional(documentedInteger(1, 1_000_000)(coded(10120)(Schema.NumberFromString.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1_000_000))))),
   url: Schema.optional(coded(10122)(Schema.String.pipe(Schema.maxLength(4096)))),
   order: Schema.optional(coded(10123)(Schema.Literal("oldest", "latest"))),
   users: Schema.optional(Schema.String),
@@ -35,6 +35,7 @@ export class LinkSearchResult extends Schema.Class<LinkSearchResult>("LinkSearch
 }) {}
 
 export class LinkSearchApi extends HttpApiGroup.make("linkSearch")
+  .annotate(OpenApi.Description, "Searching links (E6)")
   .add(
     HttpApiEndpoint.get("search")`/${domainId}/links`
       .setUrlParams(SearchParams)
@@ -43,7 +44,7 @@ export class LinkSearchApi extends HttpApiGroup.make("linkSearch")
       .addError(answers(NotDomainAdmin))
       .addError(answers(GroupNotFound))
       .addError(answersInvalidInput(10120, 10121, 10122, 10123, 10160, 10500, 10501, 10153))
-      .annotate(
+      .annotate(OpenApi.Summary, "E6 Search links").annotate(
         OpenApi.Description,
         "E6: the caller's links of a domain (all of them with users=all, for its admins), filtered by keyword, url, tag, group and created time"
       )

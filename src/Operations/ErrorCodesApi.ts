@@ -9,9 +9,10 @@ export class ErrorCodeEntry extends Schema.Class<ErrorCodeEntry>("ErrorCodeEntry
 }) {}
 
 export class ErrorCodesApi extends HttpApiGroup.make("errorCodes")
+  .annotate(OpenApi.Description, "The error catalogue (E31)")
   .add(
     HttpApiEndpoint.get("list", "/error_codes")
       .addSuccess(Schema.Struct({ objects: Schema.Array(ErrorCodeEntry) }))
-      .annotate(OpenApi.Description, "E31: every error code the service can return")
+      .annotate(OpenApi.Summary, "E31 List the error codes").annotate(OpenApi.Description, "E31: every error code the service can return")
   )
   .middleware(Authentication) {}

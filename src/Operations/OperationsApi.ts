@@ -1,13 +1,27 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { answersAtEdge } from "../Platform/ApiError.ts"
 
 const Status = Schema.Struct({ status: Schema.String })
 
 export class OperationsApi extends HttpApiGroup.make("operations", { topLevel: true })
-  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Status))
-  .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Status))
+  .annotate(OpenApi.Description, "Health, readiness and metrics of an instance (not versioned, not rate limited)")
   .add(
-    HttpApiEndpoint.get("metrics", "/metrics").addSuccess(
-      Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; version=0.0.4; charset=utf-8" }))
-    )
+    HttpApiEndpoint.get("healthz", "/healthz")
+      .addSuccess(Status)
+      .annotate(OpenApi.Summary, "Liveness")
+      .annotate(OpenApi.Description, "The process answers: {status: ok}")
+  )
+  .add(
+    HttpApiEndpoint.get("readyz", "/readyz")
+      .addSuccess(Status)
+      .addError(answersAtEdge(503, 10902, 10903))
+      .annotate(OpenApi.Summary, "Readiness")
+      .annotate(OpenApi.Description, "Ready to serve: the database answers and the instance is not stopping")
+  )
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; version=0.0.4; charset=utf-8" })))
+      .annotate(OpenApi.Summary, "Prometheus metrics")
+      .annotate(OpenApi.Description, "The service's metrics in the Prometheus text format")
   ) {}

@@ -21,6 +21,9 @@ export { MAX_BODY_BYTES }
 
 const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
 
+/** Version 3's docs page (`App.ts`) is served as it is: it describes version 3's document, it is no version 4 route. */
+const V3_DOCS = "/api/v3/docs"
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 
 /**
@@ -139,7 +142,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           const served = isNotJson(limited) ? unparsableBody(limited) : limited
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) ? serveV3(app, served) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, served),
+            isV3Path(path) && path !== V3_DOCS ? serveV3(app, served) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, served),
             Option.some(MAX_BODY_BYTES)
           )
         })

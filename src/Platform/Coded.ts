@@ -28,6 +28,15 @@ export const required = <A, I, R>(schema: Schema.Schema<A, I, R>, code: ErrorCod
   Schema.propertySignature(schema).annotations({ missingMessage: () => marker(code, status) })
 
 /**
+ * A parameter of the path or query string read as an integer (from its text): documented as one,
+ * with its range, instead of as the string it is decoded from.
+ */
+export const documentedInteger =
+  (minimum: number, maximum: number) =>
+  <A, I, R>(schema: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
+    schema.annotations({ jsonSchema: { type: "integer", minimum, maximum } })
+
+/**
  * A positive integer id in a path segment, written as one (not " 1", "01", "1.0", "1e0"
  * or "0x1", which `NumberFromString` would read); anything else reports `code` (404 unless told).
  */
@@ -36,7 +45,8 @@ export const PathId = (code: ErrorCode, status?: ErrorStatus) =>
     Schema.int(),
     Schema.positive(),
     Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER),
-    coded(code, status)
+    coded(code, status),
+    documentedInteger(1, Number.MAX_SAFE_INTEGER)
   )
 
 /**

@@ -4,14 +4,15 @@ import { Tag } from "./Tag.ts"
 import { TagDomainNotFound, TagNameExists, UtmTemplateDomainNotFound } from "./TagErrors.ts"
 import { UtmTemplate } from "./UtmTemplate.ts"
 import { Authentication } from "../Auth/Authentication.ts"
-import { coded, required } from "../Platform/Coded.ts"
+import { coded, documentedInteger, required } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { BodyTimeout, BodyTooLarge } from "../Platform/ApiError.ts"
 
 const positiveId = <I>(schema: Schema.Schema<number, I>) =>
   schema.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
 
 /** A domain id in a query string. */
-const DomainIdParam = positiveId(Schema.NumberFromString)
+const DomainIdParam = positiveId(Schema.NumberFromString).pipe(documentedInteger(1, Number.MAX_SAFE_INTEGER))
 /** A domain id in a body: a positive integer, or its decimal string. */
 const DomainIdInput = positiveId(Schema.Union(Schema.Number, Schema.NumberFromString))
 
@@ -29,6 +30,7 @@ export const CreateTag = Schema.Struct({
 
 /** T1, T2 (tags) and E15 (UTM templates): resources of a domain named in the query or body. */
 export class TagsApi extends HttpApiGroup.make("tags")
+  .annotate(OpenApi.Description, "Tags (T1, T2) and UTM templates (E15)")
   .add(
     HttpApiEndpoint.get("listTags", "/tags")
       .setUrlParams(
@@ -40,16 +42,18 @@ export class TagsApi extends HttpApiGroup.make("tags")
       .addSuccess(TagList)
       .addError(answers(TagDomainNotFound))
       .addError(answersInvalidInput(10300, 10301, 10302, 10153))
-      .annotate(OpenApi.Description, "T1: the domain's tags visible to the caller (shared ones and their own), by name")
+      .annotate(OpenApi.Summary, "T1 List tags").annotate(OpenApi.Description, "T1: the domain's tags visible to the caller (shared ones and their own), by name")
   )
   .add(
     HttpApiEndpoint.post("createTag", "/tags")
       .setPayload(CreateTag)
+      .addError(BodyTooLarge)
+      .addError(BodyTimeout)
       .addSuccess(TagList)
       .addError(answers(TagDomainNotFound))
       .addError(answers(TagNameExists))
       .addError(answersInvalidInput(10300, 10301, 10303, 10304, 10305, 10306, 10307, 10153))
-      .annotate(OpenApi.Description, "T2: create a tag on a domain; names are unique per domain ignoring case")
+      .annotate(OpenApi.Summary, "T2 Create a tag").annotate(OpenApi.Description, "T2: create a tag on a domain; names are unique per domain ignoring case")
   )
   .add(
     HttpApiEndpoint.get("listUtmTemplates", "/utm_templates")
@@ -57,6 +61,6 @@ export class TagsApi extends HttpApiGroup.make("tags")
       .addSuccess(UtmTemplateList)
       .addError(answers(UtmTemplateDomainNotFound))
       .addError(answersInvalidInput(10200, 10201, 10153))
-      .annotate(OpenApi.Description, "E15: the UTM templates of a domain")
+      .annotate(OpenApi.Summary, "E15 List UTM templates").annotate(OpenApi.Description, "E15: the UTM templates of a domain")
   )
   .middleware(Authentication) {}

@@ -1,4 +1,7 @@
+import { OpenApi } from "@effect/platform"
+import { Api } from "../../src/Api.ts"
 import { isPlainObject } from "../../src/Links/InputValues.ts"
+import { openApiV3 } from "../../src/V3/V3OpenApi.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -39,4 +42,11 @@ export const documentedCodes = (document: unknown, path: string, method: string,
   }
   visit(object(object(response.content)["application/json"]).schema)
   return [...codes].sort()
+}
+
+/** The two OpenAPI documents the service serves, made from the API definition as the service makes them. */
+export const openApiDocuments = (): { readonly v4: unknown; readonly v3: unknown } => {
+  // Copies: the framework caches its document, and the version 3 mapping must not see another's edits.
+  const v4: unknown = JSON.parse(JSON.stringify(OpenApi.fromApi(Api)))
+  return { v4, v3: openApiV3(JSON.parse(JSON.stringify(v4))) }
 }
