@@ -120,6 +120,32 @@ describe("click storage: a dictionary of user agents", () => {
       })
     )
 
+    it.effect("every field of a click reads back as written: texts of any kind, nulls, times to the millisecond, flags", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const texts = ["🏙 Zürich", "Tab\there and \\ back", 'Quote " \\N', "", "line\nand\rreturn"]
+        const rows = clicks(40, links, domainId).map((row, n): ClickRow => ({
+          ...row,
+          at: new Date((T0 + n * 37) * 1000 + (n % 1000)).toISOString(),
+          country: n % 5 === 4 ? null : "CH",
+          region: n % 3 === 0 ? null : texts[n % texts.length]!,
+          city: texts[(n + 1) % texts.length]!,
+          referrer: n % 2 === 0 ? "direct" : `ü${texts[n % texts.length]!}.example`,
+          qr: n % 4 === 0
+        }))
+        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(rows))
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<Omit<ClickRow, "user_agent">>`
+          SELECT id::text AS id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, link_id, domain_id,
+                 encode(ip_hash, 'hex') AS ip_hash, country, region, city, device, referrer, qr, bot
+          FROM clicks WHERE ${sql.in("link_id", links)} ORDER BY at, id`
+        const written = [...rows]
+          .sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1))
+          .map(({ user_agent: _, ...row }) => row)
+        expect(stored).toEqual(written)
+      })
+    )
+
     it.effect("replays through insert skip the clicks already stored (by link, time and id) and count the rest once", () =>
       Effect.gen(function* () {
         const { domainId, links } = yield* setup
