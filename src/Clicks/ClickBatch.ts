@@ -41,9 +41,11 @@ export interface BatchRollup {
 const STATEMENT_ROWS = 5000
 
 /**
- * The clicks of one INSERT statement as columns, each sent as one array parameter and read back row
- * by row with `unnest`: PostgreSQL parses an array of a type faster than JSON objects, and no column
- * name is repeated per click. The user agent is the text; the repository sends its dictionary id.
+ * The clicks of one INSERT statement as columns. On a PostgreSQL server the repository encodes them
+ * for one binary COPY of the whole batch; on the embedded database (and for replays) each column is
+ * one array parameter read back row by row with `unnest`, which PostgreSQL parses faster than JSON
+ * objects, no column name repeated per click. The user agent is the text; the repository sends its
+ * dictionary id.
  */
 export interface ClickColumns {
   readonly id: Array<string>
