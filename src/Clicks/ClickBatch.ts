@@ -41,11 +41,10 @@ export interface BatchRollup {
 const STATEMENT_ROWS = 5000
 
 /**
- * The clicks of one INSERT statement as columns. On a PostgreSQL server the repository encodes them
- * for one binary COPY of the whole batch; on the embedded database (and for replays) each column is
- * one array parameter read back row by row with `unnest`, which PostgreSQL parses faster than JSON
- * objects, no column name repeated per click. The user agent is the text; the repository sends its
- * dictionary id.
+ * The clicks of one INSERT statement as columns, for the embedded database and replays (a server
+ * takes a fresh batch's rows by one binary COPY): each column is one array parameter read back row
+ * by row with `unnest`, which PostgreSQL parses faster than JSON objects, no column name repeated per
+ * click. The user agent is the text; the repository sends its dictionary id.
  */
 export interface ClickColumns {
   readonly id: Array<string>
@@ -143,8 +142,8 @@ const PLACE_SEPARATOR = "\u0000"
 
 /**
  * New clicks on their way to the database, prepared as they are added (in small slices, so the thread
- * that answers redirects is never held long): laid out as columns per INSERT statement (`ClickColumns`),
- * their distinct user agents gathered for the dictionary, and summed per
+ * that answers redirects is never held long): cut into INSERT statements of 5,000 (`columns`), their
+ * distinct user agents gathered for the dictionary, and summed per
  * link, per rollup row and per visitor, bots left out, so that the database upserts one row per link
  * and value instead of one per click. `at` must be in the form of `Date.prototype.toISOString` (UTC),
  * as the click writer makes it: the hour is read off it.
@@ -153,10 +152,8 @@ export class ClickBatch {
   readonly rows: Array<ClickRow> = []
   /** The distinct user agents of the clicks. */
   readonly userAgents = new Set<string>()
-  private readonly statements: Array<ClickColumns> = []
-  /** Where each statement's rows end in `rows`. */
+  /** Where each INSERT statement's rows end in `rows`. */
   private readonly ends: Array<number> = []
-  private open: ClickColumns = emptyColumns()
   private openRows = 0
   private readonly links = new Map<number, LinkTally>()
 
@@ -177,15 +174,14 @@ export class ClickBatch {
       this.userAgents.add(row.user_agent)
       if (!row.bot) this.count(row)
     }
-    appendColumns(this.open, rows)
     this.openRows += rows.length
     if (this.openRows >= STATEMENT_ROWS) this.close()
   }
 
-  /** The rows as columns, one `ClickColumns` per INSERT statement. */
+  /** The rows as columns, one `ClickColumns` per INSERT statement (made when asked: a server takes `rows` by COPY). */
   columns(): ReadonlyArray<ClickColumns> {
     this.close()
-    return this.statements
+    return this.ends.map((end, n) => toColumns(this.rows.slice(this.ends[n - 1] ?? 0, end)))
   }
 
   /** The rows of each INSERT statement as a JSON array (for reading what a batch holds, as tests do). */
@@ -221,9 +217,7 @@ export class ClickBatch {
 
   private close() {
     if (this.openRows === 0) return
-    this.statements.push(this.open)
     this.ends.push(this.rows.length)
-    this.open = emptyColumns()
     this.openRows = 0
   }
 

@@ -177,39 +177,37 @@ const CLICK_FIELDS = 13
 /** The fixed part of a click in the binary format: the field count, 13 lengths, and the values other than text. */
 const CLICK_FIXED_BYTES = 2 + CLICK_FIELDS * 4 + 16 + 8 + 8 + 8 + 16 + 4 + 1 + 1
 
-/** The clicks of `columns` into `copy`, in the order of CLICK_COLUMNS, user agents by id. */
-const copyClicks = (copy: CopyWriter, columns: ClickColumns, userAgentId: ReadonlyArray<number>) => {
+/** The clicks `rows` into `copy`, in the order of CLICK_COLUMNS, user agents by dictionary id. */
+const copyClicks = (copy: CopyWriter, rows: ReadonlyArray<ClickRow>, userAgentIds: ReadonlyMap<string, number>) => {
   // Clicks come many to a millisecond: each time is parsed once.
   let lastAt = ""
   let lastUs = 0
-  for (let n = 0; n < columns.id.length; n++) {
-    const country = columns.country[n] ?? null
-    const region = columns.region[n] ?? null
-    const city = columns.city[n] ?? null
-    const device = columns.device[n] ?? ""
-    const referrer = columns.referrer[n] ?? ""
+  for (const row of rows) {
+    const userAgentId = userAgentIds.get(row.user_agent)
+    if (userAgentId === undefined) return false
+    const { country, region, city, device, referrer } = row
     const text = (country?.length ?? 0) + (region?.length ?? 0) + (city?.length ?? 0) + device.length + referrer.length
     copy.room(CLICK_FIXED_BYTES + 3 * text)
     copy.int16(CLICK_FIELDS)
-    copy.hexField(columns.id[n]!.replaceAll("-", ""))
-    const at = columns.at[n]!
-    if (at !== lastAt) {
-      lastAt = at
-      lastUs = Date.parse(at) * 1000 - POSTGRES_EPOCH_US
+    copy.hexField(row.id.replaceAll("-", ""))
+    if (row.at !== lastAt) {
+      lastAt = row.at
+      lastUs = Date.parse(row.at) * 1000 - POSTGRES_EPOCH_US
     }
     copy.int64Field(lastUs)
-    copy.int64Field(columns.link_id[n]!)
-    copy.int64Field(columns.domain_id[n]!)
-    copy.hexField(columns.ip_hash[n]!.slice(2))
+    copy.int64Field(row.link_id)
+    copy.int64Field(row.domain_id)
+    copy.hexField(row.ip_hash)
     copy.textField(country)
     copy.textField(region)
     copy.textField(city)
     copy.textField(device)
     copy.textField(referrer)
-    copy.int32Field(userAgentId[n]!)
-    copy.boolField(columns.qr[n] === true)
-    copy.boolField(columns.bot[n] === true)
+    copy.int32Field(userAgentId)
+    copy.boolField(row.qr)
+    copy.boolField(row.bot)
   }
+  return true
 }
 
 /** What `pg` hands a query object once the server is ready for `COPY ... FROM STDIN` data. */
@@ -424,7 +422,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
     const copyFresh = (pool: pg.Pool, batch: ClickBatch, ids: ReadonlyMap<string, number>, sums: BatchRollup) =>
       Effect.gen(function* () {
         const copy = new CopyWriter()
-        for (const columns of batch.columns()) copyClicks(copy, columns, yield* userAgentIdsIn(columns, ids))
+        if (!copyClicks(copy, batch.rows, ids)) return yield* Effect.dieMessage("a user agent missing from the dictionary")
         const chunks = copy.end()
         const lock = sums.links.length === 0 ? undefined : lockLinks(sums.links).compile()
         const add = sums.links.length === 0 ? undefined : addSums(sums).compile()
