@@ -34,6 +34,7 @@ import { migrate } from "../src/Sql/Migrator.ts"
 import { places, referrers } from "./support/ClickLoad.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { formatTable } from "./support/Table.ts"
+import { seededRandom } from "./support/Random.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -74,17 +75,6 @@ interface Scenario {
   readonly uniform: boolean
 }
 
-/** A deterministic generator (mulberry32), so that rounds and runs write the same clicks. */
-const random = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 /** Browser user agents of about 120 characters: Chrome, Edge, Firefox and Safari on five platforms, many versions. */
 const browserAgents = (count: number): Array<string> => {
@@ -163,7 +153,7 @@ const zipf = <T>(values: ReadonlyArray<T>) => values.map((value, rank) => ({ val
  */
 const makeClicks = (linkIds: ReadonlyArray<number>, domainId: number, now: number, scenario: Scenario): Array<ClickRow> => {
   const { spreadMs } = scenario
-  const next = random(16_003)
+  const next = seededRandom(16_003)
   const link = picker(zipf(linkIds), next)
   const place = picker(places(), next)
   const referrer = picker(referrers(), next)

@@ -9,18 +9,8 @@ import { newDomain, newLink } from "./support/Fixtures.ts"
 import { DAY, HOUR, report } from "./support/AnalyticsScenario.ts"
 import { at, newUser } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { seededRandom } from "../bench/support/Random.ts"
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-const random = (seed: number) => {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
 
 const COUNTRIES = ["US", "DE", "FR", null] as const
 const DEVICES = ["desktop", "mobile", "tablet", "other"] as const
@@ -56,7 +46,7 @@ describe("report windows cut anywhere: whole days, whole hours and part-hours ad
         const a = yield* newLink(admin, domainId, { alias: "alpha" })
         const b = yield* newLink(admin, domainId, { alias: "beta" })
         const c = yield* newLink(member, domainId, { alias: "gamma" })
-        const next = random(20261125)
+        const next = seededRandom(20261125)
         const pick = <A,>(items: ReadonlyArray<A>) => items[Math.floor(next() * items.length)]!
         // Clicks bunch in a few hours, as real traffic does, and spread over the rest.
         const busy = [D0 + 9 * HOUR, D0 + DAY + 17 * HOUR, D0 + 2 * DAY + 23 * HOUR]

@@ -2,18 +2,8 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { at, call, codes, newUser } from "./support/Http.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { BODY_OPERATIONS } from "./support/ApiContract.ts"
 
-/** Every operation that reads a JSON body, by method and path under its version. */
-const BODY_OPERATIONS = [
-  "POST /validate_login",
-  "POST /access_token",
-  "POST /domains",
-  "PATCH /domains/{domain_id}",
-  "POST /links/validate",
-  "POST /{domain_id}/links",
-  "PATCH /{domain_id}/links/{link_id}",
-  "POST /tags"
-]
 
 describe("request bodies that are not JSON", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {

@@ -6,6 +6,7 @@ import { isPlainObject } from "../src/Links/InputValues.ts"
 import { call } from "./support/Http.ts"
 import { openApiDocuments } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { BODY_OPERATIONS } from "./support/ApiContract.ts"
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -33,16 +34,6 @@ const errorStatuses = (operation: Operation) =>
 const codesAt = (document: unknown, operation: Operation, status: string) =>
   codesOfSchema(object(object(object(document).components).schemas), object(object(object(responsesOf(operation)[status]).content)["application/json"]).schema)
 
-const BODY_OPERATIONS = [
-  "POST /validate_login",
-  "POST /access_token",
-  "POST /domains",
-  "PATCH /domains/{domain_id}",
-  "POST /links/validate",
-  "POST /{domain_id}/links",
-  "PATCH /{domain_id}/links/{link_id}",
-  "POST /tags"
-]
 
 const DOCUMENTS = openApiDocuments()
 

@@ -89,3 +89,15 @@ export const ROUTES: ReadonlyArray<readonly [Endpoint, Version]> = ENDPOINTS.fla
 )
 
 export const isLogin = (endpoint: Endpoint) => endpoint.id === "auth.validateLogin" || endpoint.id === "auth.accessToken"
+
+/** Every operation that reads a JSON body, by method and path under its version. */
+export const BODY_OPERATIONS = [
+  "POST /validate_login",
+  "POST /access_token",
+  "POST /domains",
+  "PATCH /domains/{domain_id}",
+  "POST /links/validate",
+  "POST /{domain_id}/links",
+  "PATCH /{domain_id}/links/{link_id}",
+  "POST /tags"
+]
