@@ -333,7 +333,7 @@ const verify = async (
 // ---------------------------------------------------------------------------------------------------
 
 const tableSizes = async (client: pg.Client) => {
-  const tables = ["clicks", "click_rollups", "click_rollups_user", "click_rollups_hour", "click_rollups_user_hour", "link_visitors", "links"]
+  const tables = ["clicks", "user_agents", "click_rollups", "click_rollups_user", "click_rollups_hour", "click_rollups_user_hour", "link_visitors", "links"]
   const rows: Array<Array<string>> = []
   for (const table of tables) {
     const { rows: found } = await client.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [table])

@@ -274,7 +274,8 @@ const CLICK_TABLES = [
   "click_rollups_user_hour",
   "click_rollups_user_month",
   "click_rollups_link_month",
-  "link_visitors"
+  "link_visitors",
+  "user_agents"
 ] as const
 
 const clickTableBytes = async (databaseUrl: string) => {
