@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, FiberRef, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, FiberRef, Layer, Runtime, Schedule } from "effect"
 import { createHmac } from "node:crypto"
 import { join } from "node:path"
 import { AppConfig } from "../Config.ts"
@@ -67,8 +67,8 @@ export class ClickLog extends Context.Tag("ClickLog")<
         const notifier = yield* ClickNotifier
         const { key } = yield* TokenSecret
         const logLevel = yield* FiberRef.get(FiberRef.currentMinimumLogLevel)
-        const log = yield* Effect.runtime<never>()
-        const warn = (message: string) => Effect.runFork(Effect.logWarning(message).pipe(Effect.provide(log)))
+        const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+        const warn = (message: string) => runFork(Effect.logWarning(message))
         const thread = yield* startClickThread(
           {
             connection,

@@ -80,8 +80,6 @@ const letIoIn = Effect.async<void>((resume) => {
 export interface ClickWriter {
   /** Queues a handed batch for the next flush. */
   readonly add: (batch: HandedClicks) => void
-  /** Clicks queued and not yet taken by a flush. */
-  readonly queued: () => number
   /** Writes (or spills) everything queued so far, then replays spill files if the database answers. */
   readonly flush: Effect.Effect<void>
 }
@@ -107,7 +105,6 @@ export const makeClickWriter = (
     const spill = clickSpill(spillDir)
     const lock = yield* Effect.makeSemaphore(1)
     let queue: Array<HandedClicks> = []
-    let queuedClicks = 0
 
     // Parsing a user agent costs ~50 µs and the same few agents make most clicks; the same holds
     // for referrers, and for client addresses within a few seconds (hash and place).
@@ -286,7 +283,6 @@ export const makeClickWriter = (
     const flush = Effect.gen(function* () {
       const taken = queue
       queue = []
-      queuedClicks = 0
       const last = taken.at(-1)
       // Settled even when the spill file cannot be written: those clicks are lost, and logged.
       const written =
@@ -307,9 +303,7 @@ export const makeClickWriter = (
     return {
       add: (batch) => {
         queue.push(batch)
-        queuedClicks += handedCount(batch)
       },
-      queued: () => queuedClicks,
       flush
     }
   })

@@ -63,6 +63,26 @@ export class DatabasePool extends Context.Tag("DatabasePool")<
 /** The channel the triggers of `sql/0004_clicks.sql` announce link and domain changes on. */
 export const CHANGES_CHANNEL = "links_changes"
 
+/** A `pg` pool over `connection`, ended (for at most a second) when the scope closes. */
+const scopedPool = (connection: Connection, max: number, applicationName: string, onConnect?: (client: pg.ClientBase) => Promise<void>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const { threadConnections: _, copyFromStdin: __, ...config } = connection
+      const pool = new pg.Pool({ ...config, max, application_name: applicationName, types, ...(onConnect === undefined ? {} : { onConnect }) })
+      // Errors of idle clients are reported here; the next query on the pool reports them again.
+      pool.on("error", () => undefined)
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+  )
+
+/** The `PgClient` over `pool`, and the pool for binary COPY where the database takes it. */
+const clientLayers = (pool: pg.Pool, connection: Connection) =>
+  Layer.merge(
+    PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
+    connection.copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
+  )
+
 const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
@@ -75,22 +95,12 @@ const poolClient = (connection: Connection, options: { readonly max: number; rea
         })
         await client.query(`LISTEN ${CHANGES_CHANNEL}`)
       }
-      const { threadConnections: _, copyFromStdin, ...config } = connection
-      const pool = new pg.Pool({ ...config, max: options.max, application_name: options.applicationName, types, onConnect })
-      // Errors of idle clients are reported here; the next query on the pool reports them again.
-      pool.on("error", () => undefined)
-      yield* Effect.acquireRelease(
-        Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" })
-        }),
-        () => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
-      )
-      return Layer.mergeAll(
-        PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
-        Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }),
-        copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
-      )
+      const pool = yield* scopedPool(connection, options.max, options.applicationName, onConnect)
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" })
+      })
+      return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
     })
   )
 
@@ -214,22 +224,7 @@ export const embeddedClient = (dataDir: string) =>
  */
 export const threadClient = (connection: Connection, applicationName: string) =>
   Layer.unwrapScoped(
-    Effect.map(
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          const { threadConnections, copyFromStdin: _, ...config } = connection
-          const pool = new pg.Pool({ ...config, max: threadConnections, application_name: applicationName, types })
-          pool.on("error", () => undefined)
-          return pool
-        }),
-        (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
-      ),
-      (pool) =>
-        Layer.merge(
-          PgClient.layerFromPool({ acquire: Effect.succeed(pool), types }),
-          connection.copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
-        )
-    )
+    Effect.map(scopedPool(connection, connection.threadConnections, applicationName), (pool) => clientLayers(pool, connection))
   )
 
 /** PostgreSQL when `DATABASE_URL` is set, otherwise the embedded database in `DATA_DIR`. */
