@@ -9,8 +9,8 @@
  * 2. SIGKILL under load while the database is stopped, restart once it is back: the spilled clicks are
  *    replayed; what is lost is at most the clicks answered in the last flush interval (and the batch
  *    being enriched), which the row states.
- *    The click writer thread killed by an uncaught error under load (a preload, support/
- *    KillClickWorker.cjs, throws in it once): it is started again with the clicks it had not
+ *    The click writer thread killed by an uncaught error 4 s into a load (a preload, support/
+ *    KillClickWorker.cjs, throws in it once when told): it is started again with the clicks it had not
  *    reported written, every answered redirect is stored once, and SIGTERM still exits 0.
  * 3. Redis unreachable (closed port) and Redis black-holed (accepts, never answers) with REDIS_URL set:
  *    API requests are served promptly by the in-process limiter.
@@ -32,10 +32,10 @@
  * 5xx from a cached link, a request hanging past its bound, a non-zero exit after SIGTERM). Latency
  * ratios under attack are printed PASS/FAIL but do not set the exit code: they depend on the machine.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
@@ -225,14 +225,15 @@ const killedDuringOutage = async (cleanup: Cleanup, dbUrl: string, env: Record<s
 
 /** The click writer thread killed (an uncaught error in it) under redirect load: restarted, every click stored once. */
 const clickWriterKilled = async (cleanup: Cleanup, dbUrl: string, env: Record<string, string>) => {
-  const marker = join(mkdtempSync(join(tmpdir(), "links-kill-")), "killed")
-  cleanup.defer("remove the kill marker", async () => rmSync(dirname(marker), { recursive: true, force: true }))
+  const folder = mkdtempSync(join(tmpdir(), "links-kill-"))
+  const marker = join(folder, "killed")
+  const trigger = join(folder, "kill now")
+  cleanup.defer("remove the kill marker", async () => rmSync(folder, { recursive: true, force: true }))
   const killer = fileURLToPath(new URL("./support/KillClickWorker.cjs", import.meta.url))
   const { service, api, token } = await startAdminService(cleanup, {
     ...env,
     NODE_OPTIONS: `--require ${killer}`,
-    // The thread starts with the service; the kill lands inside the load below.
-    KILL_CLICK_WORKER_AFTER_MS: "15000",
+    KILL_CLICK_WORKER_TRIGGER: trigger,
     KILL_CLICK_WORKER_MARKER: marker
   })
   const host = "thread.example"
@@ -244,7 +245,11 @@ const clickWriterKilled = async (cleanup: Cleanup, dbUrl: string, env: Record<st
   // Answered as the service counts them: autocannon drops the answers in flight when its run ends.
   const redirected = async () => sample(await metricsOf(service.baseUrl), "redirects_total", 'status="301"') ?? 0
   const redirectedBefore = await redirected()
-  const loaded = await redirectLoad(service.baseUrl, host, "t", LINKS, 12, CONNECTIONS)
+  const load = redirectLoad(service.baseUrl, host, "t", LINKS, 12, CONNECTIONS)
+  // The kill lands 4 s into the load.
+  await sleep(4000)
+  writeFileSync(trigger, "")
+  const loaded = await load
   const killed = existsSync(marker)
   const restarts = sample(await metricsOf(service.baseUrl), "click_worker_restarts_total") ?? 0
   const answered = (await redirected()) - redirectedBefore

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { join, resolve } from "node:path"
 import { call, numberAt, stringAt } from "./support/Http.ts"
@@ -55,11 +55,12 @@ describe("the click writer thread", () => {
       Effect.gen(function* () {
         const dataDir = tempDir()
         const marker = join(dataDir, "killed")
+        const trigger = join(dataDir, "kill now")
         const env = { DATA_DIR: dataDir, LOG_LEVEL: "info", ...ADMIN }
         const service = yield* spawnService({
           ...env,
           NODE_OPTIONS: `--require ${KILLER}`,
-          KILL_CLICK_WORKER_AFTER_MS: "6000",
+          KILL_CLICK_WORKER_TRIGGER: trigger,
           KILL_CLICK_WORKER_MARKER: marker
         })
         yield* waitReady(service)
@@ -75,9 +76,11 @@ describe("the click writer thread", () => {
         const linkId = numberAt(link.body, "objects", 0, "id")
         expect(existsSync(marker)).toBe(false)
 
-        // Traffic before, across and after the kill: it ends 2 s after the marker appears.
+        // Traffic before, across and after the kill (told 1.5 s in): it ends 2 s after the marker appears.
+        const started = Date.now()
         let killedAt: number | undefined
         const answered = yield* redirectUntil(service, domain, () => {
+          if (Date.now() - started > 1500 && !existsSync(trigger)) writeFileSync(trigger, "")
           if (killedAt === undefined && existsSync(marker)) killedAt = Date.now()
           return killedAt !== undefined && Date.now() - killedAt > 2000
         })
