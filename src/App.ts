@@ -55,10 +55,8 @@ import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
 import { Mailer } from "./Platform/Mailer.ts"
 import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
 
-type Database = Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, AppConfig>
-
 /** The database with its schema migrated, and every service of the link API on top of it. */
-export const coreLayer = (database: Database) => {
+export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>) => {
   const migrated = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(database))
   const repos = Layer.mergeAll(
     AccountRepo.Default,

@@ -27,13 +27,24 @@ export interface PoolOptions {
  * path's cache misses and the change feed. `shared` is true on a PostgreSQL server, where other
  * instances may write; the embedded database has this process as its only writer.
  */
+/** TLS settings another thread can be given: plain data, no callbacks. */
+export interface SslOptions {
+  readonly rejectUnauthorized?: boolean
+  readonly ca?: string | Buffer
+  readonly cert?: string | Buffer
+  readonly key?: string | Buffer
+  readonly servername?: string
+}
+
 /** How another thread of this process opens connections of its own to the same database (plain data). */
 export interface Connection {
   readonly connectionString?: string
   readonly host?: string
   readonly port?: number
   readonly user?: string
+  readonly password?: string
   readonly database?: string
+  readonly ssl?: boolean | SslOptions
   readonly options?: string
   readonly connectionTimeoutMillis: number
   readonly idleTimeoutMillis?: number
@@ -83,7 +94,7 @@ const clientLayers = (pool: pg.Pool, connection: Connection) =>
     connection.copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
   )
 
-const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
+export const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       // Every connection listens before its first use, so that a change made through it is
