@@ -34,7 +34,10 @@ export const startService = async (
     readonly processGroup?: boolean
   }
 ): Promise<ServiceProcess> => {
-  const child = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), "--import", "tsx", "src/main.ts"], {
+  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+  // Node flags NODE_OPTIONS refuses (--trace-gc and the like), space separated.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, "--import", "tsx", "src/main.ts"], {
     cwd: repoRoot,
     // No drain on stop unless the scenario asks for one: the benches measure what follows it.
     env: { SHUTDOWN_DRAIN_SECONDS: "0", ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },

@@ -16,7 +16,7 @@ import {
   clickWorkerRestarts,
   recordLoopDelay
 } from "../Platform/Metrics.ts"
-import { handOver, MAX_HANDED, type RawClick } from "./ClickHandover.ts"
+import { ClickEncoder, MAX_HANDED, type RawClick } from "./ClickHandover.ts"
 import { ClickNotifier } from "./ClickNotifier.ts"
 import { startClickThread } from "./ClickThread.ts"
 import { clickWriterDefaults, type ClickWriterOptions } from "./ClickWriter.ts"
@@ -46,7 +46,7 @@ const NO_TAGS: [] = []
 const DROP_WARNING_MS = 10_000
 
 /**
- * Clicks, recorded without waiting: `enqueue` only appends to memory, and every 20 ms (or per 2,000
+ * Clicks, recorded without waiting: `enqueue` only appends to a byte buffer, and every 20 ms (or per 2,000
  * clicks) the redirect thread hands what it has to the click writer thread (`ClickThread.ts`), which
  * enriches and writes it. Closing the layer writes (or spills) everything handed over.
  */
@@ -95,23 +95,23 @@ export class ClickLog extends Context.Tag("ClickLog")<
           }
         ).pipe(Effect.orDie)
 
-        let queue: Array<RawClick> = []
+        const queue = new ClickEncoder()
         let seq = 0
         let lastDropWarning = 0
         const handAll = () => {
-          if (queue.length === 0) return
-          const taken = queue
-          queue = []
+          if (queue.count === 0) return
+          const taken = queue.take(seq)
           if (thread.held() >= options.backlogLimit) {
-            clicksDropped.unsafeUpdate(taken.length, NO_TAGS)
+            clicksDropped.unsafeUpdate(taken.count, NO_TAGS)
             if (Date.now() - lastDropWarning >= DROP_WARNING_MS) {
               lastDropWarning = Date.now()
               warn(`clicks dropped: the click writer holds ${thread.held()} clicks not yet written or spilled`)
             }
             return
           }
-          thread.hand(handOver(seq++, taken))
-          clicksHandedOver.unsafeUpdate(taken.length, NO_TAGS)
+          seq++
+          thread.hand(taken)
+          clicksHandedOver.unsafeUpdate(taken.count, NO_TAGS)
         }
         const handAt = Math.min(options.handOverAt, MAX_HANDED)
 
@@ -120,7 +120,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
           setInterval(handAll, Duration.toMillis(options.handOverInterval)),
           setInterval(() => {
             recordLoopDelay("redirect", redirectLoop.take())
-            clickBufferDepth.unsafeUpdate(queue.length + thread.held(), NO_TAGS)
+            clickBufferDepth.unsafeUpdate(queue.count + thread.held(), NO_TAGS)
           }, 1000)
         ]
         // Runs before the thread's own finalizer (added earlier), which stops the writer.
@@ -145,8 +145,8 @@ export class ClickLog extends Context.Tag("ClickLog")<
 
         return {
           enqueue: (click) => {
-            queue.push(click)
-            if (queue.length >= handAt) handAll()
+            queue.add(click)
+            if (queue.count >= handAt) handAll()
           },
           flush: Effect.suspend(() => {
             handAll()

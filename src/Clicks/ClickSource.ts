@@ -8,10 +8,9 @@ export interface UserAgentClass {
   readonly bot: boolean
 }
 
-/** Longer user agents are cut before parsing and storing: real ones are far shorter, and the parsers' regexes stay cheap. */
-export const MAX_USER_AGENT = 512
-/** Longer Referers are cut before parsing; the host is at the start. */
-export const MAX_REFERER = 2048
+import { MAX_REFERER, MAX_USER_AGENT } from "./ClickHandover.ts"
+
+export { MAX_REFERER, MAX_USER_AGENT } from "./ClickHandover.ts"
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 

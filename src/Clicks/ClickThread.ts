@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { Connection } from "../Sql/Database.ts"
 import type { LoopDelay } from "../Platform/LoopDelay.ts"
-import { handedCount, type HandedClicks } from "./ClickHandover.ts"
+import type { HandedClicks } from "./ClickHandover.ts"
 
 /** What the click writer thread is started with (`workerData`): plain data only. */
 export interface ClickWorkerSettings {
@@ -139,7 +139,7 @@ export const startClickThread = (
 
     const settle = (seq: number) => {
       let n = 0
-      while (n < unsettled.length && unsettled[n]!.seq <= seq) held -= handedCount(unsettled[n++]!)
+      while (n < unsettled.length && unsettled[n]!.seq <= seq) held -= unsettled[n++]!.count
       if (n > 0) unsettled = unsettled.slice(n)
     }
 
@@ -235,7 +235,7 @@ export const startClickThread = (
     return {
       hand: (batch) => {
         unsettled.push(batch)
-        held += handedCount(batch)
+        held += batch.count
         post({ _tag: "Clicks", batch })
       },
       held: () => held,

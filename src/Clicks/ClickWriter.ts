@@ -2,7 +2,7 @@ import { Duration, Effect, Exit, Fiber, Option, Schedule, type Scope } from "eff
 import { createHmac } from "node:crypto"
 import { classifyUserAgent, MAX_REFERER, referrerHost, truncateUserAgent } from "./ClickSource.ts"
 import { ClickBatch } from "./ClickBatch.ts"
-import { clickId, handedCount, type HandedClicks } from "./ClickHandover.ts"
+import { clickId, type HandedClicks, type RawClick, unpack } from "./ClickHandover.ts"
 import { ClickRepo, type ClickRow, type LinkClicks } from "./ClickRepo.ts"
 import { clickSpill } from "./ClickSpill.ts"
 import { GeoIp, type GeoLocation } from "./GeoIp.ts"
@@ -127,18 +127,16 @@ export const makeClickWriter = (
       return isoAt
     }
 
-    const enrich = (batch: HandedClicks, i: number): ClickRow => {
-      const at = batch.at[i]!
-      const userAgent = truncateUserAgent(batch.userAgent[i])
+    const enrich = (click: RawClick, nonce: string, i: number): ClickRow => {
+      const userAgent = truncateUserAgent(click.userAgent)
       const { device, bot } = deviceOf(userAgent)
-      const ip = batch.ip[i]!
-      const { hash, place } = clientOf(ip)
-      const referer = batch.referer[i]
+      const { hash, place } = clientOf(click.ip)
+      const referer = click.referer
       return {
-        id: clickId(at, batch.nonce, i),
-        at: isoOf(at),
-        link_id: batch.linkId[i]!,
-        domain_id: batch.domainId[i]!,
+        id: clickId(click.at, nonce, i),
+        at: isoOf(click.at),
+        link_id: click.linkId,
+        domain_id: click.domainId,
         ip_hash: hash,
         country: place.country,
         region: place.region,
@@ -146,7 +144,7 @@ export const makeClickWriter = (
         device,
         referrer: referer === undefined ? "direct" : referrerOf(referer.slice(0, MAX_REFERER)),
         user_agent: userAgent,
-        qr: batch.qr[i] === 1,
+        qr: click.qr,
         bot
       }
     }
@@ -238,11 +236,11 @@ export const makeClickWriter = (
     const enrichAll = (taken: ReadonlyArray<HandedClicks>, into: (rows: Array<ClickRow>) => void) =>
       Effect.gen(function* () {
         for (const batch of taken) {
-          const count = handedCount(batch)
-          for (let start = 0; start < count; start += ENRICH_SLICE) {
-            const end = Math.min(count, start + ENRICH_SLICE)
+          const clicks = unpack(batch)
+          for (let start = 0; start < clicks.length; start += ENRICH_SLICE) {
+            const end = Math.min(clicks.length, start + ENRICH_SLICE)
             const rows = new Array<ClickRow>(end - start)
-            for (let i = start; i < end; i++) rows[i - start] = enrich(batch, i)
+            for (let i = start; i < end; i++) rows[i - start] = enrich(clicks[i]!, batch.nonce, i)
             into(rows)
             yield* letIoIn
           }
