@@ -8,7 +8,8 @@
  *   service, each as fast as BENCH_CONNECTIONS connections go; the table shows every round and the
  *   median of each server, since other work on a small machine skews single runs;
  * - fixed rate: for each rate of BENCH_RATES, the reference then the service at that overall rate
- *   (autocannon `overallRate`) over BENCH_RATE_CONNECTIONS connections.
+ *   (requests evenly spaced by support/PacedLoad.ts, an open-loop generator in a child process) over
+ *   BENCH_RATE_CONNECTIONS keep-alive connections.
  *
  * Environment (all optional):
  *   BENCH_SECONDS            length of each saturation run, s (default 10)
@@ -41,14 +42,16 @@
  *   targets, PASS/FAIL.
  *
  * How it measures:
- * - latency: every response's time from the write of its request to the end of its answer, in ms
- *   at full precision, kept by support/LatencyRecorder.cts in autocannon's worker (autocannon's own
- *   histogram keeps whole ms only); not corrected for coordinated omission; each connection's first
- *   answer apart (it includes the TCP connect while autocannon's fresh worker opens every
- *   connection: 50-1000 ms here, enough to make a run's p99.9). autocannon's
- *   `overallRate` paces coarsely: each connection sends its share of a second's requests back to
- *   back, then waits for its next 1-second tick, so a fixed rate arrives in bursts (see the
- *   busiest/quietest 100 ms columns);
+ * - latency, saturation runs: every response's time from the write of its request to the end of its
+ *   answer, in ms at full precision, kept by support/LatencyRecorder.cts in autocannon's worker
+ *   (autocannon's own histogram keeps whole ms only); each connection's first answer apart (it
+ *   includes the TCP connect while autocannon's fresh worker opens every connection);
+ * - latency, fixed-rate runs: request n is due at start + n / rate (sent on each millisecond's tick,
+ *   on the first idle connection, all connected before the start); each response's time from its
+ *   due time to the end of its answer, so that the wait behind a stalled server counts for every
+ *   request it delayed (no coordinated omission); the time from the write is in the per-run lines.
+ *   (autocannon's `overallRate` sends each connection's share of a second back to back once a
+ *   second: bursts that made the reference's own p99.9 tens of ms);
  * - event-loop delay: GET /metrics on the service's port once a second during each service run, for
  *   event_loop_delay_seconds{thread="redirect"|"clicks",quantile="0.99"|"1"} (each the service's
  *   last 1-second window); the largest per-second maximum and p99 of the run; n/a when absent;
@@ -85,6 +88,7 @@ import { type LoopDelayWatch, mergeWatches, type Thread, watchEventLoop } from "
 import { freePort } from "./support/FreePort.ts"
 import { autocannonWithLatencies, type LatencySummary } from "./support/Latency.ts"
 import { generatorOptions } from "./support/Load.ts"
+import { pacedLoad } from "./support/PacedLoad.ts"
 import { metricsOf, sample } from "./support/Metrics.ts"
 import {
   cpuSecondsOf,
@@ -333,8 +337,8 @@ interface Run {
   readonly requestsPerSecond: number
   /** Every response's latency at full precision (undefined when the recorder's data did not arrive). */
   readonly latency: LatencySummary | undefined
-  /** autocannon's own whole-ms percentiles, for comparison. */
-  readonly autocannonLatency: string
+  /** Saturation: autocannon's own whole-ms percentiles; fixed rate: the latency from each request's write. */
+  readonly otherLatency: string
   /** 301s autocannon counted (answers in flight when the run ends are not). */
   readonly redirects: number
   readonly unexpected: number
@@ -389,6 +393,79 @@ interface ClickStore {
   readonly databaseName: string | undefined
 }
 
+/** What a load generator reports of one run, whichever generated it. */
+interface Generated {
+  readonly generator: string
+  readonly statuses: Readonly<Record<string, number>>
+  readonly requestsPerSecond: number
+  readonly latency: LatencySummary | undefined
+  readonly otherLatency: string
+  readonly errors: number
+  readonly timeouts: number
+  /** CPU seconds of a generator running in a process of its own (0 for autocannon's worker, counted with this process). */
+  readonly childCpuSeconds: number
+}
+
+const HEADERS = {
+  "user-agent": USER_AGENT,
+  accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+  "accept-language": "en-US,en;q=0.9"
+}
+
+/** As fast as the connections go: autocannon, one request in flight per connection. */
+const saturate = async (target: Target, spec: RunSpec): Promise<Generated> => {
+  const { result, latency } = await autocannonWithLatencies({
+    ...generatorOptions,
+    url: target.baseUrl,
+    connections: spec.connections,
+    duration: spec.duration,
+    headers: { ...HEADERS, ...(target.host === undefined ? {} : { host: target.host }) },
+    requests: REQUESTS
+  })
+  const byStatus = result.statusCodeStats as Record<string, { count: number } | undefined>
+  const l = result.latency
+  return {
+    generator: "this process, autocannon worker",
+    statuses: Object.fromEntries(Object.entries(byStatus).map(([status, entry]) => [status, entry?.count ?? 0])),
+    requestsPerSecond: result.requests.average,
+    latency,
+    otherLatency: `autocannon ms p50 ${l.p50}, p99 ${l.p99}, p99.9 ${l.p99_9}, max ${l.max}`,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    childCpuSeconds: 0
+  }
+}
+
+/**
+ * A fixed rate, evenly spaced (support/PacedLoad.ts); the latency shown is from each request's due
+ * time, so a stall of the server counts for every request that waited behind it.
+ */
+const pace = async (target: Target, spec: RunSpec, rate: number): Promise<Generated> => {
+  const url = new URL(target.baseUrl)
+  const paced = await pacedLoad({
+    host: url.hostname,
+    port: Number(url.port),
+    hostHeader: target.host ?? url.host,
+    headers: HEADERS,
+    paths: REQUESTS.map((request) => request.path),
+    rate,
+    seconds: spec.duration,
+    connections: spec.connections,
+    timeoutMs: 10_000
+  })
+  const w = paced.fromWrite
+  return {
+    generator: "paced child process",
+    statuses: paced.statuses,
+    requestsPerSecond: paced.requestsPerSecond,
+    latency: paced.fromDue,
+    otherLatency: `from write ms p50 ${ms(w.p50)}, p99 ${ms(w.p99)}, p99.9 ${ms(w.p999)}, max ${ms(w.max)}${paced.unsent > 0 ? `; ${paced.unsent} due, never sent` : ""}`,
+    errors: paced.errors + paced.unsent,
+    timeouts: paced.timeouts,
+    childCpuSeconds: paced.generatorCpuSeconds
+  }
+}
+
 const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<Run> => {
   const isService = target.server === "service"
   const countBefore = isService && store.databaseUrl !== undefined ? await countClicks(store.databaseUrl) : undefined
@@ -401,21 +478,8 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
   const machineBefore = await machineTicks()
   const generatorBefore = process.cpuUsage()
   const started = performance.now()
-  const { result, latency } = await autocannonWithLatencies({
-    ...generatorOptions,
-    url: target.baseUrl,
-    connections: spec.connections,
-    duration: spec.duration,
-    headers: {
-      "user-agent": USER_AGENT,
-      accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-      "accept-language": "en-US,en;q=0.9",
-      ...(target.host === undefined ? {} : { host: target.host })
-    },
-    requests: REQUESTS,
-    // Raw latencies: autocannon's correction would add made-up samples at a 1 ms expected interval.
-    ...(spec.rate === undefined ? {} : { overallRate: spec.rate, ignoreCoordinatedOmission: true })
-  })
+  const generated = spec.rate === undefined ? await saturate(target, spec) : await pace(target, spec, spec.rate)
+  const { latency } = generated
   const elapsed = (performance.now() - started) / 1000
   const generator = process.cpuUsage(generatorBefore)
   const machineAfter = await machineTicks()
@@ -430,7 +494,7 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
 
   const all = machineAfter.all - machineBefore.all
   const share = (ticks: number) => (all > 0 ? `${((ticks / all) * 100).toFixed(0)}%` : "?")
-  const generatorSeconds = (generator.user + generator.system) / 1e6
+  const generatorSeconds = (generator.user + generator.system) / 1e6 + generated.childCpuSeconds
   const serverSeconds = cpuBefore === undefined || cpuAfterRun === undefined ? undefined : cpuAfterRun - cpuBefore
   const postgresRun = postgresCpuBetween(postgresBefore, postgresAtEnd)
   const postgresDuring = postgresRun?.seconds ?? 0
@@ -446,30 +510,29 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
       : [])
   ]
   const { rss } = await memoryOf(target.pid)
-  const byStatus = result.statusCodeStats as Record<string, { count: number } | undefined>
-  const redirects = byStatus["301"]?.count ?? 0
-  const answers = Object.values(byStatus).reduce((sum, entry) => sum + (entry?.count ?? 0), 0)
-  const l = result.latency
+  const byStatus = generated.statuses
+  const redirects = byStatus["301"] ?? 0
+  const answers = Object.values(byStatus).reduce((sum, count) => sum + count, 0)
   return {
     server: target.server,
     label: spec.label,
     kind: spec.kind,
     rate: spec.rate,
     connections: spec.rate === undefined ? spec.connections : Math.min(spec.connections, spec.rate),
-    requestsPerSecond: result.requests.average,
+    requestsPerSecond: generated.requestsPerSecond,
     latency,
-    autocannonLatency: `p50 ${l.p50}, p99 ${l.p99}, p99.9 ${l.p99_9}, max ${l.max}`,
+    otherLatency: generated.otherLatency,
     redirects,
     unexpected: answers - redirects,
     statuses: Object.entries(byStatus)
-      .map(([status, entry]) => `${status}:${entry?.count ?? 0}`)
+      .map(([status, count]) => `${status}:${count}`)
       .join(" "),
-    errors: result.errors,
-    timeouts: result.timeouts,
+    errors: generated.errors,
+    timeouts: generated.timeouts,
     rssKiB: rss,
     cpuPercent: serverSeconds === undefined ? undefined : (serverSeconds / elapsed) * 100,
     cpuNote:
-      `${target.server} ${serverSeconds === undefined ? "?" : core(serverSeconds)}, generator (this process, autocannon worker) ${core(generatorSeconds)}, ` +
+      `${target.server} ${serverSeconds === undefined ? "?" : core(serverSeconds)}, generator (${generated.generator}) ${core(generatorSeconds)}, ` +
       `PostgreSQL ${core(postgresDuring)}, other processes ${others === undefined ? "?" : core(others)} of a core; ` +
       `machine busy ${share(machineAfter.busy - machineBefore.busy)}, steal ${share(machineAfter.steal - machineBefore.steal)} of all cores`,
     answered:
@@ -768,13 +831,12 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   process.stdout.write(
     [
       "notes:",
-      "  latency: each response's time from its request's write to the end of its answer, in ms at full precision (not",
-      "    autocannon's histogram, which keeps whole ms: its figures are in the per-run lines); not corrected for",
-      "    coordinated omission. Each connection's first answer is left out of the percentiles and max: it includes the",
-      "    TCP connect while autocannon's fresh worker opens every connection (\"1st answers max\": the slowest of them).",
-      "    A fixed rate (autocannon overallRate) arrives in bursts: each connection sends its share of a second back to",
-      "    back, then waits for its next 1-second tick; busiest/quietest 100 ms show how bursty. Over a short run the",
-      "    achieved rate can exceed the asked one: a burst starts at the run's last tick too.",
+      "  latency, saturation: each response's time from its request's write to the end of its answer, in ms at full",
+      "    precision (autocannon's whole-ms figures are in the per-run lines). Each connection's first answer is left out",
+      "    of the percentiles and max: it includes the TCP connect (\"1st answers max\": the slowest of them).",
+      "  latency, fixed rate: requests evenly spaced (each millisecond sends what fell due), timed from when each was due",
+      "    to the end of its answer: a stall delays every request behind it and counts for each (no coordinated",
+      "    omission). The time from the write is in the per-run lines.",
       "  event-loop delay: the service's event_loop_delay_seconds gauges (each its last 1-second window), scraped from",
       "    /metrics once a second during each service run: the largest per-second max (quantile 1) and p99; n/a: absent.",
       "    The lowest per-second p50 (per-run lines) is the gauge's floor: node's monitorEventLoopDelay records the whole",
@@ -788,7 +850,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
         const details = [
           `${r.statuses || "none"}`,
           r.cpuNote,
-          `autocannon ms ${r.autocannonLatency}`,
+          r.otherLatency,
           ...(r.latency === undefined ? ["full-precision latencies MISSING (recorder data did not arrive)"] : []),
           ...(r.loop === undefined
             ? []

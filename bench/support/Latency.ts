@@ -46,7 +46,7 @@ const isChunk = (
 const percentile = (sorted: Float64Array, q: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
-const summarize = (durations: Float64Array, ends: Float64Array, firsts: Float64Array): LatencySummary => {
+export const summarize = (durations: Float64Array, ends: Float64Array, firsts: Float64Array): LatencySummary => {
   const sorted = durations.slice().sort()
   // Responses per 100 ms slice from the first response; the last, partial slice is left out.
   let busiest = Number.NaN
