@@ -1,38 +1,76 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import { Effect, Either, FastCheck as fc, Option, Schema } from "effect"
 import type { InputProblem } from "../src/Links/LinkErrors.ts"
+import { CreateLink, type CreateLinkInput, UpdateLink } from "../src/Links/LinkFields.ts"
+import { readCreateLink } from "../src/Links/LinkInput.ts"
+import { type LinkChanges, readLinkPatch } from "../src/Links/LinkPatch.ts"
 import {
   ALIAS_ALPHABET,
   appendUtmValues,
   buildRedirectUrl,
   checkAlias,
   checkNotes,
-  checkNotifyOnClick,
-  checkRandAliasLength,
-  checkRedirectType,
   checkScheduleDate,
   checkScheduleExclusive,
   checkTags,
-  checkTemplateId,
-  checkUrl,
   checkUtmFields,
   generateAlias,
-  type LinkInputContext,
   MAX_TIMESTAMP,
   RESERVED_ALIASES,
   type UtmTemplateFields
 } from "../src/Links/LinkRules.ts"
+import { type Invalid, isInvalid } from "../src/Platform/Coded.ts"
+import { timestampOfDayOffset } from "../src/V3/V3Adapter.ts"
 
 type Outcome = { readonly ok: unknown } | { readonly code: number }
 
 const outcome = <A>(result: Either.Either<A, InputProblem>): Outcome =>
   Either.match(result, { onLeft: (error) => ({ code: error.code }), onRight: (ok) => ({ ok }) })
 
-const messageOf = <A>(result: Either.Either<A, InputProblem>): string | undefined =>
-  Either.match(result, { onLeft: (error) => error.message, onRight: () => undefined })
-
 const ok = (value: unknown): Outcome => ({ ok: value })
 const code = (n: number): Outcome => ({ code: n })
+
+/**
+ * The checkers take values of their fields' types; the request schemas check the types. So a value
+ * as a client sends it goes through both, as in the service: E4's field `name` decoded by
+ * `CreateLink` (a value of another type is its code), then, given, its checker; left out or null,
+ * `absent`.
+ */
+const onCreate = <K extends keyof CreateLinkInput>(
+  name: K,
+  raw: unknown,
+  check: (value: Exclude<CreateLinkInput[K], Invalid | null | undefined>) => Either.Either<unknown, InputProblem>,
+  absent: Outcome = { ok: undefined }
+): Outcome => {
+  const value = Schema.decodeUnknownSync(CreateLink)(raw === undefined ? {} : { [name]: raw })[name]
+  if (isInvalid(value)) return code(value.code)
+  if (value === undefined || value === null) return absent
+  return outcome(check(value as Exclude<CreateLinkInput[K], Invalid | null | undefined>))
+}
+
+/** E4 with a valid url and these fields (undefined ones left out), read as the service reads it: the draft or the first problem. */
+const created = (fields: Record<string, unknown>, template?: UtmTemplateFields) =>
+  Effect.runSync(
+    Effect.either(
+      readCreateLink(
+        Schema.decodeUnknownSync(CreateLink)(
+          Object.fromEntries(Object.entries({ url: "https://example.com/", ...fields }).filter(([, value]) => value !== undefined))
+        ),
+        NOW,
+        () => Effect.succeed(Option.fromNullable(template))
+      )
+    )
+  )
+
+/** One E12 operation on `path` with this value (none when undefined), read as the service reads it. */
+const updated = (path: string, raw: unknown) =>
+  readLinkPatch(Schema.decodeUnknownSync(UpdateLink)([{ op: "replace", path, ...(raw === undefined ? {} : { value: raw }) }]), NOW)
+
+const updateOutcome = (path: string, raw: unknown, pick: (changes: LinkChanges) => unknown): Outcome => {
+  const reading = updated(path, raw)
+  const [first] = reading.problems
+  return first === undefined ? ok(pick(reading.changes)) : code(first.code)
+}
 
 const mixedCase = (word: string) =>
   [...word].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join("")
@@ -73,19 +111,24 @@ describe("checkAlias", () => {
     ["a plus", "a+b", 10102],
     ["a tilde", "a~b", 10102],
     ["a number", 42, 10102],
-    ["null", null, 10102],
-    ["undefined", undefined, 10102],
     ["an array", ["abc"], 10102],
     ["an object", { alias: "abc" }, 10102],
     ["a boolean", true, 10102]
   ]
 
   it.each(cases)("%s on create", (_, raw, expected) => {
-    expect(outcome(checkAlias(raw, "create"))).toEqual(expected === "ok" ? ok(raw) : code(expected))
+    expect(onCreate("alias", raw, (alias) => checkAlias(alias, "create"))).toEqual(expected === "ok" ? ok(raw) : code(expected))
   })
 
   it.each(cases)("%s on update", (_, raw, expected) => {
-    expect(outcome(checkAlias(raw, "update"))).toEqual(expected === "ok" ? ok(raw) : code(10133))
+    expect(updateOutcome("/alias", raw, (changes) => changes.alias)).toEqual(expected === "ok" ? ok(raw) : code(10133))
+  })
+
+  it("left out or null: none on create (one is generated), 10133 on update", () => {
+    for (const raw of [undefined, null]) {
+      expect(Either.map(created({ alias: raw }), (draft) => draft.alias)).toEqual(Either.right(undefined))
+      expect(updateOutcome("/alias", raw, (changes) => changes.alias)).toEqual(code(10133))
+    }
   })
 
   it("keeps the display case", () => {
@@ -107,7 +150,7 @@ describe("checkAlias", () => {
   )
 })
 
-describe("checkRandAliasLength", () => {
+describe("rand_alias_length", () => {
   it.each<readonly [unknown, Outcome]>([
     [undefined, ok(6)],
     [null, ok(6)],
@@ -129,7 +172,7 @@ describe("checkRandAliasLength", () => {
     [true, code(10102)],
     [[8], code(10102)]
   ])("%j gives %j", (raw, expected) => {
-    expect(outcome(checkRandAliasLength(raw))).toEqual(expected)
+    expect(onCreate("rand_alias_length", raw, Either.right, ok(6))).toEqual(expected)
   })
 })
 
@@ -221,9 +264,9 @@ describe("checkNotes", () => {
     ["a NUL character", "a\u0000b", code(10105), code(10134)],
     ["a lone surrogate", "a\uD800b", code(10105), code(10134)]
   ]
-  it.each(cases)("%s", (_, raw, onCreate, onUpdate) => {
-    expect(outcome(checkNotes(raw, "create"))).toEqual(onCreate)
-    expect(outcome(checkNotes(raw, "update"))).toEqual(onUpdate)
+  it.each(cases)("%s", (_, raw, onCreateExpected, onUpdate) => {
+    expect(onCreate("notes", raw, (notes) => checkNotes(notes, "create"), ok(""))).toEqual(onCreateExpected)
+    expect(updateOutcome("/notes", raw, (changes) => changes.notes ?? "")).toEqual(onUpdate)
   })
 })
 
@@ -265,12 +308,14 @@ describe("checkUrl", () => {
     ["an object", { url: "https://example.com/" }, undefined]
   ]
   it.each(cases)("%s", (_, raw, expected) => {
-    expect(outcome(checkUrl(raw, "create"))).toEqual(expected === undefined ? code(10100) : ok(expected))
-    expect(outcome(checkUrl(raw, "update"))).toEqual(expected === undefined ? code(10132) : ok(expected))
+    expect(Either.match(created({ url: raw }), { onLeft: (error) => code(error.problems[0].code), onRight: (draft) => ok(draft.url) })).toEqual(
+      expected === undefined ? code(10100) : ok(expected)
+    )
+    expect(updateOutcome("/url", raw, (changes) => changes.url)).toEqual(expected === undefined ? code(10132) : ok(expected))
   })
 })
 
-describe("checkRedirectType", () => {
+describe("redirect_type", () => {
   it.each<readonly [unknown, Outcome]>([
     [undefined, ok(301)],
     [null, ok(301)],
@@ -291,11 +336,11 @@ describe("checkRedirectType", () => {
     [[301], code(10115)],
     [{ type: 301 }, code(10115)]
   ])("%j gives %j", (raw, expected) => {
-    expect(outcome(checkRedirectType(raw))).toEqual(expected)
+    expect(onCreate("redirect_type", raw, Either.right, ok(301))).toEqual(expected)
   })
 })
 
-describe("checkNotifyOnClick", () => {
+describe("notify_on_click", () => {
   it.each<readonly [unknown, boolean]>([
     [undefined, false],
     [null, false],
@@ -306,17 +351,18 @@ describe("checkNotifyOnClick", () => {
     [false, false],
     [true, true]
   ])("%j is %s", (raw, expected) => {
-    expect(outcome(checkNotifyOnClick(raw, "create"))).toEqual(ok(expected))
-    expect(outcome(checkNotifyOnClick(raw, "update"))).toEqual(ok(expected))
+    expect(Either.map(created({ notify_on_click: raw }), (draft) => draft.link.notifyOnClick)).toEqual(Either.right(expected))
+    if (raw !== undefined && raw !== null) expect(updateOutcome("/notify_on_click", raw, (changes) => changes.notifyOnClick)).toEqual(ok(expected))
+  })
+
+  it.each<unknown>([undefined, null])("%j is a value required on update", (raw) => {
+    expect(updated("/notify_on_click", raw).problems).toEqual([{ code: 10153, message: "/notify_on_click: must be 0 or 1" }])
   })
 
   it.each<unknown>([2, -1, 0.5, "2", "yes", "true", "", " 1", [], {}])("%j is 10153 naming the field", (raw) => {
-    const onCreate = checkNotifyOnClick(raw, "create")
-    const onUpdate = checkNotifyOnClick(raw, "update")
-    expect(outcome(onCreate)).toEqual(code(10153))
-    expect(outcome(onUpdate)).toEqual(code(10153))
-    expect(messageOf(onCreate)).toBe("notify_on_click: must be 0 or 1")
-    expect(messageOf(onUpdate)).toBe("/notify_on_click: must be 0 or 1")
+    const problemsOf = (result: ReturnType<typeof created>) => Either.match(result, { onLeft: (error) => error.problems, onRight: () => [] })
+    expect(problemsOf(created({ notify_on_click: raw }))).toEqual([{ code: 10153, message: "notify_on_click: must be 0 or 1" }])
+    expect(updated("/notify_on_click", raw).problems).toEqual([{ code: 10153, message: "/notify_on_click: must be 0 or 1" }])
   })
 })
 
@@ -359,7 +405,7 @@ describe("checkScheduleDate", () => {
     ["'30d' with relative days", "30d", relative, NOW + 30 * DAY],
     ["'-1d' with relative days", "-1d", relative, "past"],
     ["'-1d' without relative days", "-1d", absolute, "invalid"],
-    ["'-100000d' with relative days", "-100000d", relative, "past"],
+    ["'-100000d' (six digits: no day offset)", "-100000d", relative, "invalid"],
     ["'0d'", "0d", relative, "past"],
     ["'-0d'", "-0d", relative, "past"],
     ["'9999999d' (beyond 9999)", "9999999d", relative, "invalid"],
@@ -373,9 +419,18 @@ describe("checkScheduleDate", () => {
   const expectedFor = (expected: (typeof cases)[number][3], invalid: number, past: number): Outcome =>
     expected === "invalid" ? code(invalid) : expected === "past" ? code(past) : ok(expected)
 
+  // Relative days are version 3's: its adapter turns a day offset into the timestamp version 4 reads.
+  const sent = (raw: unknown, options: { relativeDays: boolean }) =>
+    options.relativeDays && typeof raw === "string" ? (timestampOfDayOffset(raw, NOW) ?? raw) : raw
+
   it.each(cases)("%s", (_, raw, options, expected) => {
-    expect(outcome(checkScheduleDate(raw, "delete_on", NOW, options))).toEqual(expectedFor(expected, 10111, 10112))
-    expect(outcome(checkScheduleDate(raw, "archive_on", NOW, options))).toEqual(expectedFor(expected, 10113, 10114))
+    const value = sent(raw, options)
+    for (const [field, invalid, past] of [["delete_on", 10111, 10112], ["archive_on", 10113, 10114]] as const) {
+      expect(onCreate(field, value, (at) => checkScheduleDate(at, field, NOW), ok(null))).toEqual(expectedFor(expected, invalid, past))
+      expect(updateOutcome(`/${field}`, value, (changes) => (field === "delete_on" ? changes.deleteOn : changes.archiveOn))).toEqual(
+        expectedFor(expected, invalid, past)
+      )
+    }
   })
 })
 
@@ -390,7 +445,7 @@ describe("checkScheduleExclusive", () => {
   })
 })
 
-describe("checkTemplateId", () => {
+describe("utm_template_id", () => {
   it.each<readonly [unknown, Outcome]>([
     [undefined, ok(null)],
     [null, ok(null)],
@@ -407,7 +462,7 @@ describe("checkTemplateId", () => {
     [true, code(10108)],
     [{ id: 1 }, code(10108)]
   ])("%j gives %j", (raw, expected) => {
-    expect(outcome(checkTemplateId(raw))).toEqual(expected)
+    expect(onCreate("utm_template_id", raw, Either.right, ok(null))).toEqual(expected)
   })
 })
 
@@ -460,7 +515,7 @@ describe("UTM fields and redirect_url", () => {
     ["not a URL", "not a url", template, both, code(10100)]
   ]
   it.each(cases)("%s", (_, input, tpl, fields, expected) => {
-    expect(outcome(buildRedirectUrl(input, tpl, fields))).toEqual(expected)
+    expect(onCreate("utm_fields", fields, (given) => buildRedirectUrl(input, tpl, given), outcome(buildRedirectUrl(input, tpl, {})))).toEqual(expected)
   })
 
   it("refuses a redirect URL over 8000 characters", () => {
@@ -526,11 +581,11 @@ describe("checkTags", () => {
     ["a number", 3, code(10107)]
   ]
   it.each(cases)("%s", (_, raw, expected) => {
-    expect(outcome(checkTags(raw))).toEqual(expected)
+    expect(onCreate("tags", raw, checkTags, ok([]))).toEqual(expected)
   })
 })
 
-describe("every checker, for any input", () => {
+describe("every field, for any input", () => {
   const anyInput: fc.Arbitrary<unknown> = fc.oneof(
     fc.anything({
       withBigInt: true,
@@ -561,33 +616,37 @@ describe("every checker, for any input", () => {
       { field_code: "utm_medium", required: false }
     ]
   }
-  const contexts: ReadonlyArray<LinkInputContext> = ["create", "update"]
-  const checkers: ReadonlyArray<readonly [string, (raw: unknown) => Either.Either<unknown, InputProblem>, ReadonlyArray<number>]> = [
-    ...contexts.flatMap((context) => [
-      [`checkAlias ${context}`, (raw: unknown) => checkAlias(raw, context), context === "create" ? [10102, 10103, 10104] : [10133]] as const,
-      [`checkNotes ${context}`, (raw: unknown) => checkNotes(raw, context), context === "create" ? [10105, 10106] : [10134, 10135]] as const,
-      [`checkUrl ${context}`, (raw: unknown) => checkUrl(raw, context), context === "create" ? [10100] : [10132]] as const,
-      [`checkNotifyOnClick ${context}`, (raw: unknown) => checkNotifyOnClick(raw, context), [10153]] as const
-    ]),
-    ["checkRandAliasLength", checkRandAliasLength, [10102]],
-    ["checkRedirectType", checkRedirectType, [10115]],
-    ["checkTemplateId", checkTemplateId, [10108]],
-    ["checkTags", checkTags, [10107]],
-    ["checkScheduleDate delete_on", (raw) => checkScheduleDate(raw, "delete_on", NOW, { relativeDays: false }), [10111, 10112]],
-    ["checkScheduleDate archive_on v3", (raw) => checkScheduleDate(raw, "archive_on", NOW, { relativeDays: true }), [10113, 10114]],
-    ["buildRedirectUrl with a template", (raw) => buildRedirectUrl("https://example.com/?a=1#f", template, raw), [10110]],
-    ["buildRedirectUrl without a template", (raw) => buildRedirectUrl("https://example.com/", undefined, raw), [10110]],
-    ["buildRedirectUrl on any url", (raw) => buildRedirectUrl(typeof raw === "string" ? raw : "x", template, { utm_source: "s" }), [10100, 10110]]
+  /** A field of E4 (read with a valid url) or the value of an E12 operation, and the codes its problems may have. */
+  const problemsOf = (result: ReturnType<typeof created>): Problems => Either.match(result, { onLeft: (error) => error.problems, onRight: () => [] })
+  type Problems = ReadonlyArray<{ readonly code: number; readonly message: string }>
+  const fields: ReadonlyArray<readonly [string, (raw: unknown) => Problems, ReadonlyArray<number>]> = [
+    ["alias on create", (raw) => problemsOf(created({ alias: raw })), [10102, 10103, 10104]],
+    ["notes on create", (raw) => problemsOf(created({ notes: raw })), [10105, 10106]],
+    ["url on create", (raw) => problemsOf(created({ url: raw })), [10100]],
+    ["notify_on_click on create", (raw) => problemsOf(created({ notify_on_click: raw })), [10153]],
+    ["rand_alias_length", (raw) => problemsOf(created({ rand_alias_length: raw })), [10102]],
+    ["redirect_type", (raw) => problemsOf(created({ redirect_type: raw })), [10115]],
+    ["utm_template_id (none found)", (raw) => problemsOf(created({ utm_template_id: raw })), [10108, 10109]],
+    ["tags", (raw) => problemsOf(created({ tags: raw })), [10107]],
+    ["delete_on on create", (raw) => problemsOf(created({ delete_on: raw })), [10111, 10112]],
+    ["archive_on on create", (raw) => problemsOf(created({ archive_on: raw })), [10113, 10114]],
+    ["utm_fields with a template", (raw) => problemsOf(created({ utm_template_id: 1, utm_fields: raw }, template)), [10110]],
+    ["utm_fields without a template", (raw) => problemsOf(created({ utm_fields: raw })), [10110]],
+    ["any url with UTM values", (raw) => problemsOf(created({ url: raw, utm_template_id: 1, utm_fields: { utm_source: "s" } }, template)), [10100, 10110]],
+    ["/alias", (raw) => updated("/alias", raw).problems, [10133]],
+    ["/notes", (raw) => updated("/notes", raw).problems, [10134, 10135]],
+    ["/url", (raw) => updated("/url", raw).problems, [10132]],
+    ["/notify_on_click", (raw) => updated("/notify_on_click", raw).problems, [10153]],
+    ["/delete_on", (raw) => updated("/delete_on", raw).problems, [10111, 10112]],
+    ["/archive_on", (raw) => updated("/archive_on", raw).problems, [10113, 10114]]
   ]
 
-  it.each(checkers)("%s returns a value or a problem of its documented codes, never throws", (_, check, codes) => {
+  it.each(fields)("%s: decoded and read, a value or problems of its documented codes, never a throw", (_, read, codes) => {
     fc.assert(
       fc.property(anyInput, (raw) => {
-        const result = check(raw)
-        expect(Either.isEither(result)).toBe(true)
-        if (Either.isLeft(result)) {
-          expect(typeof result.left.message).toBe("string")
-          expect(codes).toContain(result.left.code)
+        for (const item of read(raw)) {
+          expect(typeof item.message).toBe("string")
+          expect(codes).toContain(item.code)
         }
       }),
       { numRuns: 500 }
@@ -597,8 +656,8 @@ describe("every checker, for any input", () => {
   it("accepted aliases are 1-40 allowed characters and not reserved", () => {
     fc.assert(
       fc.property(anyInput, (raw) => {
-        const result = checkAlias(raw, "create")
-        if (Either.isRight(result)) {
+        const result = Either.map(created({ alias: raw }), (draft) => draft.alias)
+        if (Either.isRight(result) && result.right !== undefined) {
           expect(result.right).toMatch(/^[A-Za-z0-9._-]{1,40}$/)
           expect(RESERVED_ALIASES).not.toContain(result.right.toLowerCase())
         }
@@ -610,7 +669,8 @@ describe("every checker, for any input", () => {
   it("accepted dates are whole seconds after now, up to year 9999", () => {
     fc.assert(
       fc.property(anyInput, fc.boolean(), (raw, relativeDays) => {
-        const result = checkScheduleDate(raw, "delete_on", NOW, { relativeDays })
+        const sent = relativeDays && typeof raw === "string" ? (timestampOfDayOffset(raw, NOW) ?? raw) : raw
+        const result = Either.map(created({ delete_on: sent }), (draft) => draft.link.deleteOn)
         if (Either.isRight(result) && result.right !== null) {
           expect(Number.isSafeInteger(result.right)).toBe(true)
           expect(result.right).toBeGreaterThan(NOW)

@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import { randomBytes } from "node:crypto"
 import { type InputProblem, problem } from "./LinkErrors.ts"
-import { integerFrom, isAbsent, type LinkInputContext } from "./InputValues.ts"
+import type { LinkInputContext } from "./InputValues.ts"
 
 export const MAX_ALIAS_LENGTH = 40
 export const MIN_RAND_ALIAS_LENGTH = 4
@@ -43,12 +43,12 @@ const ALIAS_CHARACTERS = /^[A-Za-z0-9._-]+$/
  * 10102. Only dots ("." or "..") is 10102: such a path segment is resolved away by browsers.
  * Display case is kept; uniqueness is the database's business.
  */
-export const checkAlias = (raw: unknown, context: LinkInputContext): Either.Either<string, InputProblem> => {
+export const checkAlias = (text: string, context: LinkInputContext): Either.Either<string, InputProblem> => {
   const fail = (code: 10102 | 10103 | 10104) => Either.left(problem(context === "create" ? code : 10133))
-  if (typeof raw !== "string" || !ALIAS_CHARACTERS.test(raw) || /^\.+$/.test(raw)) return fail(10102)
-  if (raw.length > MAX_ALIAS_LENGTH) return fail(10103)
-  if (isReservedAlias(raw)) return fail(10104)
-  return Either.right(raw)
+  if (!ALIAS_CHARACTERS.test(text) || /^\.+$/.test(text)) return fail(10102)
+  if (text.length > MAX_ALIAS_LENGTH) return fail(10103)
+  if (isReservedAlias(text)) return fail(10104)
+  return Either.right(text)
 }
 
 /** No 0/O/o and no 1/l/I: 8 digits, 24 upper and 24 lower case letters. */
@@ -75,7 +75,7 @@ const draw = (length: number, random: (n: number) => Uint8Array): string => {
 /**
  * A random alias of `length` (4-40) characters of `ALIAS_ALPHABET`, never a reserved one. `random`
  * returns n random bytes (default: node's CSPRNG); tests pass their own. A length outside 4-40 is a
- * programming error (check it with `checkRandAliasLength`) and throws.
+ * programming error (the request schema takes `rand_alias_length` in that range only) and throws.
  */
 export const generateAlias = (
   length: number = DEFAULT_RAND_ALIAS_LENGTH,
@@ -89,16 +89,4 @@ export const generateAlias = (
     if (!isReservedAlias(alias)) return alias
   }
   throw new Error("the random source keeps yielding reserved aliases")
-}
-
-/**
- * `rand_alias_length`: an integer 4-40 (or its decimal string), 6 when absent. The specification has
- * no code of its own for it; a bad one is 10102 "alias is invalid", since it describes the alias.
- */
-export const checkRandAliasLength = (raw: unknown): Either.Either<number, InputProblem> => {
-  if (isAbsent(raw)) return Either.right(DEFAULT_RAND_ALIAS_LENGTH)
-  const length = integerFrom(raw)
-  return length !== undefined && length >= MIN_RAND_ALIAS_LENGTH && length <= MAX_ALIAS_LENGTH
-    ? Either.right(length)
-    : Either.left(problem(10102))
 }

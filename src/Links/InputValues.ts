@@ -1,20 +1,8 @@
 /** Where a link field comes from: E4 (create) or an E12 operation (update); they report different codes. */
 export type LinkInputContext = "create" | "update"
 
-/** JSON `null` and a missing property both mean "not given". */
-export const isAbsent = (raw: unknown): raw is undefined | null => raw === undefined || raw === null
-
+/** An integer field's canonical decimal string: "301", not "0301", " 301", "301.0" or "3e2". */
 export const DECIMAL = /^-?(?:0|[1-9][0-9]{0,15})$/
-
-/**
- * An integer field's value: a JSON integer, or its canonical decimal string ("301"; not "0301",
- * " 301", "301.0" or "3e2"), within the safe integer range. Undefined for anything else.
- */
-export const integerFrom = (raw: unknown): number | undefined => {
-  const value = typeof raw === "number" ? raw : typeof raw === "string" && DECIMAL.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(value)) return undefined
-  return value === 0 ? 0 : value // no -0
-}
 
 /** Length as a person counts it: an emoji is one character, not two UTF-16 units. */
 export const codePointLength = (text: string): number => {

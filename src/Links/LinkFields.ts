@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, SchemaAST } from "effect"
 import { coded, Invalid, lenient } from "../Platform/Coded.ts"
 import type { ErrorCode } from "../Platform/ErrorCatalogue.ts"
 import { DECIMAL } from "./InputValues.ts"
@@ -35,6 +35,19 @@ export const Flag = Schema.Union(Schema.Boolean, Bit)
 const optionalField = <A, I>(schema: Schema.Schema<A, I>, description: string, code: ErrorCode) =>
   Schema.optionalWith(lenient(code, Schema.NullOr(schema).annotations({ description })), { exact: true })
 
+const UtmFieldsType = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/**
+ * `utm_fields`: field codes to values. An object with a "__proto__" key is refused here: decoding
+ * into an object would drop the key silently, where every other key that names no field of the
+ * template is reported (10110).
+ */
+const UtmFields = Schema.compose(
+  Schema.declare((input: unknown): input is object => typeof input === "object" && input !== null && !Object.hasOwn(input, "__proto__")),
+  UtmFieldsType,
+  { strict: false }
+).annotations({ [SchemaAST.SurrogateAnnotationId]: UtmFieldsType.ast })
+
 export const CreateLink = Schema.Struct({
   // Required: absent, it is `Invalid` with 10100 as well, so that the other fields are still read.
   url: Schema.optionalWith(
@@ -42,6 +55,7 @@ export const CreateLink = Schema.Struct({
     { exact: true, default: () => Invalid.of(10100) }
   ),
   alias: optionalField(Schema.String, `1-${MAX_ALIAS_LENGTH} characters from A-Z a-z 0-9 - _ .`, 10102),
+  // No code of its own in the specification: 10102 "alias is invalid", since it describes the alias.
   rand_alias_length: optionalField(
     IntegerInput(MIN_RAND_ALIAS_LENGTH, MAX_ALIAS_LENGTH),
     "length of the generated alias when no alias is given (default 6)",
@@ -60,7 +74,7 @@ export const CreateLink = Schema.Struct({
     10107
   ),
   utm_template_id: optionalField(IntegerInput(1, Number.MAX_SAFE_INTEGER), "a UTM template of the domain", 10108),
-  utm_fields: optionalField(Schema.Record({ key: Schema.String, value: Schema.String }), "the template's field codes to values", 10110),
+  utm_fields: optionalField(UtmFields, "the template's field codes to values", 10110),
   archive_on: optionalField(IntegerInput(0, MAX_TIMESTAMP), "Unix timestamp in the future", 10113),
   delete_on: optionalField(IntegerInput(0, MAX_TIMESTAMP), "Unix timestamp in the future", 10111),
   redirect_type: optionalField(
@@ -82,28 +96,44 @@ export const ValidateLink = Schema.Struct({
   })
 }).annotations({ jsonSchema: { required: ["url"] } })
 
-/** `op` of an E12 operation: "replace", the default when absent or null. */
-const Replace = Schema.optionalWith(Schema.NullOr(Schema.Literal("replace")), { exact: true })
+/** `op` of an E12 operation: "replace", the default when absent or null; anything else is `Invalid` with 10130. */
+const Op = Schema.optionalWith(lenient(10130, Schema.NullOr(Schema.Literal("replace"))), { exact: true })
 
-/** A value that may be left out or null, which clears the field. */
-const clearable = <A, I>(schema: Schema.Schema<A, I>) => Schema.optionalWith(Schema.NullOr(schema), { exact: true })
+/** A value that may be left out or null, which clears the field; of another type, `Invalid` with `code`. */
+const clearable = <A, I>(code: ErrorCode, schema: Schema.Schema<A, I>) =>
+  Schema.optionalWith(lenient(code, Schema.NullOr(schema)), { exact: true })
 
 const Timestamp = IntegerInput(0, MAX_TIMESTAMP).annotations({ description: "Unix timestamp in the future; null or no value clears it" })
 
+export const PATCH_PATHS = ["/alias", "/notes", "/notify_on_click", "/url", "/delete_on", "/archive_on"] as const
+export type PatchPath = (typeof PATCH_PATHS)[number]
+
 /**
- * One E12 operation, by path. One that is not of these types decodes to an `Invalid` holding it as
- * sent: the patch reader (`LinkPatch.ts`) reports it with codes naming its place (`given in 0.op`).
+ * The E12 operations the service takes, one per path, each value with its path's type and code.
+ * A required value (a plain `lenient` property) that is absent or null is `Invalid` too.
  */
-export const LinkOperation = Schema.Union(
-  Schema.Struct({ op: Replace, path: Schema.Literal("/alias"), value: Schema.String }),
-  Schema.Struct({ op: Replace, path: Schema.Literal("/notes"), value: clearable(Schema.String) }),
-  Schema.Struct({ op: Replace, path: Schema.Literal("/notify_on_click"), value: Flag }),
-  Schema.Struct({ op: Replace, path: Schema.Literal("/url"), value: Schema.String }),
-  Schema.Struct({ op: Replace, path: Schema.Literal("/delete_on"), value: clearable(Timestamp) }),
-  Schema.Struct({ op: Replace, path: Schema.Literal("/archive_on"), value: clearable(Timestamp) })
-)
+const PathOperations = [
+  Schema.Struct({ op: Op, path: Schema.Literal("/alias"), value: lenient(10133, Schema.String) }),
+  Schema.Struct({ op: Op, path: Schema.Literal("/notes"), value: clearable(10134, Schema.String) }),
+  Schema.Struct({ op: Op, path: Schema.Literal("/notify_on_click"), value: lenient(10153, Flag) }),
+  Schema.Struct({ op: Op, path: Schema.Literal("/url"), value: lenient(10132, Schema.String) }),
+  Schema.Struct({ op: Op, path: Schema.Literal("/delete_on"), value: clearable(10111, Timestamp) }),
+  Schema.Struct({ op: Op, path: Schema.Literal("/archive_on"), value: clearable(10113, Timestamp) })
+] as const
+
+/** An operation on no path of the service's (or none): its path is `Invalid` (10131), its value is not read. */
+const OtherPath = Schema.Struct({ op: Op, path: lenient(10131, Schema.Never) })
+
+/**
+ * One E12 operation, by path. Decoding never fails on an object: a wrong `op`, `path` or `value`
+ * is an `Invalid` in its place, which the patch reader (`LinkPatch.ts`) reports naming the place
+ * (`given in 0.op`). The OpenAPI document shows the operations the service takes, not `OtherPath`.
+ */
+export const LinkOperation = Schema.Union(...PathOperations, OtherPath).annotations({
+  [SchemaAST.SurrogateAnnotationId]: Schema.Union(...PathOperations).ast
+})
 
 export type LinkOperation = typeof LinkOperation.Type
 
-/** E12's body: 1 to 6 operations. A body that is not an array is 10130. */
+/** E12's body: 1 to 6 operations. A body that is not an array is 10130, an element that is not an object too. */
 export const UpdateLink = coded(10130)(Schema.Array(lenient(10130, LinkOperation))).annotations({ jsonSchema: { minItems: 1, maxItems: 6 } })

@@ -4,16 +4,15 @@ import {
   appendUtmValues,
   checkAlias,
   checkNotes,
-  checkNotifyOnClick,
-  checkRandAliasLength,
-  checkRedirectType,
   checkScheduleDate,
   checkScheduleExclusive,
   checkTags,
-  checkTemplateId,
   checkUrl,
   checkUtmFields,
+  DEFAULT_RAND_ALIAS_LENGTH,
+  DEFAULT_REDIRECT_TYPE,
   generateAlias,
+  notifyOnClickInvalid,
   type UtmTemplateFields
 } from "./LinkRules.ts"
 import { type InputProblem, invalidInputOf, problem, UtmTemplateNotFound } from "./LinkErrors.ts"
@@ -41,32 +40,45 @@ export const readCreateLink = <E, R>(
         onRight: (value) => value
       })
 
-    /** A field's rule applied to its value, or its type error reported (and the fallback used). */
-    const read = <V, A>(value: V | Invalid, rule: (value: V) => Either.Either<A, InputProblem>, fallback: A, invalid?: InputProblem): A => {
+    /**
+     * A field as decoded: its type error reported (and the fallback used), its rule applied to its
+     * value, or the fallback when it was left out or null.
+     */
+    const read = <V, A>(
+      value: V | Invalid | null | undefined,
+      rule: (value: V) => Either.Either<A, InputProblem>,
+      fallback: A,
+      invalid?: InputProblem
+    ): A => {
+      if (value === undefined || value === null) return fallback
       if (!isInvalid(value)) return take(rule(value), fallback)
       problems.push(invalid ?? problem(value.code))
       return fallback
     }
+    /** A field whose schema is its whole rule. */
+    const typed = <V>(value: V): Either.Either<V, InputProblem> => Either.right(value)
 
     const url = read(body.url, (given) => checkUrl(given, "create"), "")
-    const alias = body.alias === undefined || body.alias === null ? undefined : read(body.alias, (given) => checkAlias(given, "create"), "")
+    const alias = read<string, string | undefined>(body.alias, (given) => checkAlias(given, "create"), undefined)
     // The specification: rand_alias_length is ignored when an alias is given (a wrong one too).
-    const aliasLength = alias === undefined ? read(body.rand_alias_length, checkRandAliasLength, 6) : 6
+    const aliasGiven = body.alias !== undefined && body.alias !== null
+    const aliasLength = aliasGiven ? DEFAULT_RAND_ALIAS_LENGTH : read(body.rand_alias_length, typed, DEFAULT_RAND_ALIAS_LENGTH)
     const notes = read(body.notes, (given) => checkNotes(given, "create"), "")
-    const notifyOnClick = read(body.notify_on_click, (given) => checkNotifyOnClick(given, "create"), false, problem(10153, "notify_on_click: must be 0 or 1"))
-    const redirectType = read(body.redirect_type, checkRedirectType, 301)
-    const archiveOn = read(body.archive_on, (given) => checkScheduleDate(given, "archive_on", now, { relativeDays: false }), null)
-    const deleteOn = read(body.delete_on, (given) => checkScheduleDate(given, "delete_on", now, { relativeDays: false }), null)
+    const notifyOnClick = read(body.notify_on_click, typed, false, notifyOnClickInvalid("create"))
+    const redirectType = read<301 | 307, 301 | 307>(body.redirect_type, typed, DEFAULT_REDIRECT_TYPE)
+    const archiveOn = read<number, number | null>(body.archive_on, (given) => checkScheduleDate(given, "archive_on", now), null)
+    const deleteOn = read<number, number | null>(body.delete_on, (given) => checkScheduleDate(given, "delete_on", now), null)
     take(checkScheduleExclusive(archiveOn, deleteOn), { archiveOn, deleteOn })
     const tags = read(body.tags, checkTags, [])
-    const templateId = read(body.utm_template_id, checkTemplateId, null)
+    const templateId = read<number, number | null>(body.utm_template_id, typed, null)
 
     const template = templateId === null ? Option.none() : yield* findTemplate(templateId)
     if (templateId !== null && Option.isNone(template)) problems.push(UtmTemplateNotFound.of())
     const utmValues =
       templateId !== null && Option.isNone(template)
         ? []
-        : read(body.utm_fields, (given) => checkUtmFields(Option.getOrUndefined(template), given), [])
+        : // Left out, they are checked too: the template may have required fields.
+          read(body.utm_fields ?? {}, (given) => checkUtmFields(Option.getOrUndefined(template), given), [])
     const redirectUrl = url === "" ? "" : take(appendUtmValues(url, utmValues), url)
 
     const invalid = invalidInputOf(problems.sort((a, b) => a.code - b.code))

@@ -1,24 +1,25 @@
 import { Either, Option } from "effect"
 import type { InvalidInput } from "../Platform/Failure.ts"
 import { type InputProblem, invalidInputOf, problem } from "./LinkErrors.ts"
-import { isAbsent, isPlainObject } from "./InputValues.ts"
-import type { LinkOperation } from "./LinkFields.ts"
+import type { LinkOperation, PatchPath } from "./LinkFields.ts"
 import { type Invalid, isInvalid } from "../Platform/Coded.ts"
 import {
   appendUtmValues,
   checkAlias,
   checkNotes,
-  checkNotifyOnClick,
   checkScheduleDate,
   checkScheduleExclusive,
   checkUrl,
+  notifyOnClickInvalid,
+  type ScheduleField,
   type UtmValues
 } from "./LinkRules.ts"
 
 /**
- * E12's body: a JSON array of 1 to 6 operations `{op, path, value}` in the JSON Patch style, read
- * into the changes they ask for, or every problem they have. Pure; the database (alias taken, the
- * link's stored dates and UTM values) and the 404 check are the use case's part.
+ * E12's body: a JSON array of 1 to 6 operations `{op, path, value}` in the JSON Patch style, as
+ * `LinkFields.ts` decodes it (each wrong type an `Invalid` in its place), read into the changes they
+ * ask for, or every problem they have. Pure; the database (alias taken, the link's stored dates and
+ * UTM values) and the 404 check are the use case's part.
  *
  * - `op`: "replace", the default when absent or null; anything else 10130 naming the field
  *   ("Operation given in 0.op not supported"), never the value.
@@ -33,9 +34,6 @@ import {
  * - An empty array or more than 6 operations: 10153 "body: an array of 1 to 6 operations expected".
  * Problems are sorted by code; identical ones are reported once.
  */
-export const PATCH_PATHS = ["/alias", "/notes", "/notify_on_click", "/url", "/delete_on", "/archive_on"] as const
-export type PatchPath = (typeof PATCH_PATHS)[number]
-
 export const MAX_OPERATIONS = 6
 
 /** What a link update changes; absent keys stay as they are. `null` dates clear the date. */
@@ -58,8 +56,6 @@ export interface PatchReading {
 /** Where a wrong value was given, for a message that must not repeat it: `given in 0.op`. */
 const givenIn = (index: number, key?: string) => `given in ${key === undefined ? index : `${index}.${key}`}`
 
-const isPatchPath = (raw: unknown): raw is PatchPath => typeof raw === "string" && (PATCH_PATHS as ReadonlyArray<string>).includes(raw)
-
 const byCode = (problems: ReadonlyArray<InputProblem>): Array<InputProblem> => {
   const seen = new Set<string>()
   const unique = problems.filter((item) => {
@@ -71,30 +67,39 @@ const byCode = (problems: ReadonlyArray<InputProblem>): Array<InputProblem> => {
   return unique.sort((a, b) => a.code - b.code)
 }
 
+/** An operation on one of the service's paths (its `op` aside). */
+type PathOperation = Exclude<LinkOperation, { readonly path: Invalid }>
+
+const onPath = (operation: LinkOperation): operation is PathOperation => !isInvalid(operation.path)
+
+/** A value's type error as the problem it is. */
+const typeError = (value: Invalid): Either.Either<never, InputProblem> => Either.left(problem(value.code))
+
+/** A date's value: a future timestamp, or null (left out or null) to clear the date. */
+const readDate = (value: number | null | undefined | Invalid, field: ScheduleField, now: number) =>
+  value === undefined || value === null ? Either.right(null) : isInvalid(value) ? typeError(value) : checkScheduleDate(value, field, now)
+
 /** One operation's value checked against its path's rule. */
-const readValue = (path: PatchPath, raw: unknown, now: number): Either.Either<Partial<LinkChanges>, InputProblem> => {
-  switch (path) {
+const readValue = (operation: PathOperation, now: number): Either.Either<Partial<LinkChanges>, InputProblem> => {
+  switch (operation.path) {
     case "/url":
-      return Either.map(checkUrl(raw, "update"), (url) => ({ url }))
+      return isInvalid(operation.value) ? typeError(operation.value) : Either.map(checkUrl(operation.value, "update"), (url) => ({ url }))
     case "/alias":
-      return Either.map(checkAlias(raw, "update"), (alias) => ({ alias }))
+      return isInvalid(operation.value) ? typeError(operation.value) : Either.map(checkAlias(operation.value, "update"), (alias) => ({ alias }))
     case "/notes":
-      return Either.map(checkNotes(raw, "update"), (notes) => ({ notes }))
+      return isInvalid(operation.value)
+        ? typeError(operation.value)
+        : Either.map(checkNotes(operation.value ?? "", "update"), (notes) => ({ notes }))
     case "/notify_on_click":
-      return isAbsent(raw)
-        ? Either.left(problem(10153, "/notify_on_click: must be 0 or 1"))
-        : Either.map(checkNotifyOnClick(raw, "update"), (notifyOnClick) => ({ notifyOnClick }))
+      return isInvalid(operation.value) ? Either.left(notifyOnClickInvalid("update")) : Either.right({ notifyOnClick: operation.value })
     case "/delete_on":
-      return Either.map(checkScheduleDate(raw, "delete_on", now, { relativeDays: false }), (deleteOn) => ({ deleteOn }))
+      return Either.map(readDate(operation.value, "delete_on", now), (deleteOn) => ({ deleteOn }))
     case "/archive_on":
-      return Either.map(checkScheduleDate(raw, "archive_on", now, { relativeDays: false }), (archiveOn) => ({ archiveOn }))
+      return Either.map(readDate(operation.value, "archive_on", now), (archiveOn) => ({ archiveOn }))
   }
 }
 
-/**
- * The body of E12 read into changes and problems; `now` is Unix seconds. An operation that decoding
- * found not of its types is read as sent, so that its problems name its place.
- */
+/** The body of E12 read into changes and problems; `now` is Unix seconds. */
 export const readLinkPatch = (body: ReadonlyArray<LinkOperation | Invalid>, now: number): PatchReading => {
   if (body.length === 0 || body.length > MAX_OPERATIONS) {
     return {
@@ -106,22 +111,20 @@ export const readLinkPatch = (body: ReadonlyArray<LinkOperation | Invalid>, now:
   const problems: Array<InputProblem> = []
   const invalid = new Set<PatchPath>()
   let changes: LinkChanges = {}
-  for (const [index, element] of body.entries()) {
-    const operation: unknown = isInvalid(element) ? element.raw : element
-    if (!isPlainObject(operation)) {
+  for (const [index, operation] of body.entries()) {
+    if (isInvalid(operation)) {
       problems.push(problem(10130, givenIn(index)))
       continue
     }
-    const op = operation["op"]
-    const opOk = isAbsent(op) || op === "replace"
+    const opOk = !isInvalid(operation.op)
     if (!opOk) problems.push(problem(10130, givenIn(index, "op")))
-    const path = operation["path"]
-    if (!isPatchPath(path)) {
+    if (!onPath(operation)) {
       problems.push(problem(10131, givenIn(index, "path")))
       continue
     }
     if (!opOk) continue
-    Either.match(readValue(path, operation["value"], now), {
+    const { path } = operation
+    Either.match(readValue(operation, now), {
       onLeft: (item) => {
         problems.push(item)
         invalid.add(path)

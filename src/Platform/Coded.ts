@@ -50,17 +50,14 @@ export const PathId = (code: ErrorCode, status?: ErrorStatus) =>
   )
 
 /**
- * A field value that does not have its field's type: the code its field names for that, and the
- * value as sent, for a reader whose codes say more than the type (E12 names the operation's place).
- * Only decoding makes one; a client encoding one fails.
+ * A field value that does not have its field's type: the code its field names for that. The value
+ * itself is not kept: nothing past decoding reads a value of unknown type. Only decoding makes one;
+ * a client encoding one fails.
  */
 export class Invalid {
-  private constructor(
-    readonly code: ErrorCode,
-    readonly raw: unknown
-  ) {}
-  static of(code: ErrorCode, raw?: unknown): Invalid {
-    return new Invalid(code, raw)
+  private constructor(readonly code: ErrorCode) {}
+  static of(code: ErrorCode): Invalid {
+    return new Invalid(code)
   }
 }
 
@@ -75,7 +72,7 @@ const InvalidValue = Schema.declare((value: unknown): value is Invalid => value 
 export const lenient = <A, I>(code: ErrorCode, schema: Schema.Schema<A, I>): Schema.Schema<A | Invalid, unknown> =>
   Schema.transformOrFail(Schema.Unknown, Schema.Union(Schema.typeSchema(schema), InvalidValue), {
     strict: true,
-    decode: (raw) => ParseResult.succeed(Either.getOrElse(Schema.decodeUnknownEither(schema)(raw), () => Invalid.of(code, raw))),
+    decode: (raw) => ParseResult.succeed(Either.getOrElse(Schema.decodeUnknownEither(schema)(raw), () => Invalid.of(code))),
     encode: (value, _, ast) =>
       value instanceof Invalid
         ? ParseResult.fail(new ParseResult.Forbidden(ast, value, "an invalid value cannot be sent"))

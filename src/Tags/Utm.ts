@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { type InputProblem, problem } from "../Links/LinkErrors.ts"
-import { codePointLength, hasControlCharacter, hasLoneSurrogate, integerFrom, isAbsent, isPlainObject } from "../Links/InputValues.ts"
+import { codePointLength, hasControlCharacter, hasLoneSurrogate } from "../Links/InputValues.ts"
 
 export const MAX_UTM_VALUE_LENGTH = 200
 
@@ -18,33 +18,27 @@ export interface UtmTemplateFields {
 /** Field code and value, in template field order. */
 export type UtmValues = ReadonlyArray<[string, string]>
 
-/** `utm_template_id`: a positive integer (or its decimal string); null when absent; else 10108. */
-export const checkTemplateId = (raw: unknown): Either.Either<number | null, InputProblem> => {
-  if (isAbsent(raw)) return Either.right(null)
-  const id = integerFrom(raw)
-  return id !== undefined && id > 0 ? Either.right(id) : Either.left(problem(10108))
-}
-
 const badValue = (value: string): boolean =>
   codePointLength(value) > MAX_UTM_VALUE_LENGTH || hasControlCharacter(value) || hasLoneSurrogate(value)
 
 /**
- * `utm_fields` against the link's template: an object whose keys are field codes of the template
- * and whose values are strings of at most 200 characters without control characters, every required
- * field given and not blank. Values are trimmed; blank optional ones are left out. Fields without a
- * template (an empty object aside) are 10110 as well: 10108 is about the id, and there is none.
- * Every problem is 10110.
+ * `utm_fields` (the field codes given, to strings: the schema's part) against the link's template:
+ * every key a field code of the template, every value at most 200 characters without control
+ * characters, every required field given and not blank. Values are trimmed; blank optional ones are
+ * left out. Fields without a template (an empty object aside) are 10110 as well: 10108 is about the
+ * id, and there is none. Every problem is 10110.
  */
-export const checkUtmFields = (template: UtmTemplateFields | undefined, raw: unknown): Either.Either<UtmValues, InputProblem> => {
+export const checkUtmFields = (
+  template: UtmTemplateFields | undefined,
+  given: Readonly<Record<string, string>>
+): Either.Either<UtmValues, InputProblem> => {
   const invalid = Either.left(problem(10110))
-  const given = isAbsent(raw) ? {} : raw
-  if (!isPlainObject(given)) return invalid
   const entries = Object.entries(given)
   if (template === undefined) return entries.length === 0 ? Either.right([]) : invalid
   const codes = new Set(template.fields.map((field) => field.field_code))
   const values = new Map<string, string>()
   for (const [code, value] of entries) {
-    if (!codes.has(code) || typeof value !== "string" || badValue(value)) return invalid
+    if (!codes.has(code) || badValue(value)) return invalid
     values.set(code, value.trim())
   }
   const chosen: Array<[string, string]> = []
@@ -85,5 +79,5 @@ export const appendUtmValues = (url: string, values: UtmValues): Either.Either<s
 export const buildRedirectUrl = (
   url: string,
   template: UtmTemplateFields | undefined,
-  utmFields: unknown
+  utmFields: Readonly<Record<string, string>>
 ): Either.Either<string, InputProblem> => Either.flatMap(checkUtmFields(template, utmFields), (values) => appendUtmValues(url, values))

@@ -1,5 +1,5 @@
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
 import { isPlainObject } from "../Links/InputValues.ts"
 import { ApiVersion } from "../Platform/ApiVersion.ts"
@@ -33,26 +33,44 @@ const routeOf = (method: string, path: string): Route => {
 /** Fields version 3 does not have on create: refused, each named. */
 const NOT_IN_V3 = ["rand_alias_length", "override_404_check", "notify_on_click"] as const
 
-const DAY_OFFSET = /^(-?)(\d{1,5})d$/
+/** A create body's fields; their values are version 4's to decode. */
+const CreateFields = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const DAY_OFFSET = /^(-?)([0-9]{1,5})d$/
+
+/** The Unix time `text` names as a version 3 day offset ("30d", "-2d": `now` plus or minus N days), if it is one. */
+export const timestampOfDayOffset = (text: string, now: number): number | undefined => {
+  const offset = DAY_OFFSET.exec(text)
+  return offset === null ? undefined : now + Number(offset[2]) * (offset[1] === "-" ? -1 : 1) * 86_400
+}
+
+/**
+ * The E12 operations version 3 reads before version 4 does: `/notify_on_click`, which it does not
+ * have, and dates given as day offsets. Other properties are kept as sent (`preserve`); every value
+ * is version 4's to decode.
+ */
+const NotifyOperation = Schema.Struct({ path: Schema.Literal("/notify_on_click") })
+const DayOffsetOperation = Schema.Struct({ path: Schema.Literal("/delete_on", "/archive_on"), value: Schema.String.pipe(Schema.pattern(DAY_OFFSET)) })
+const preserve = { onExcessProperty: "preserve" } as const
 
 /** E12 operations: no `/notify_on_click`; `Nd` / `-Nd` dates become timestamps relative to now. */
 const updateOperations = (operations: ReadonlyArray<unknown>, now: number) => {
   const problems: Array<ErrorItem> = []
   const mapped = operations.map((operation) => {
-    if (!isPlainObject(operation)) return operation
-    if (operation.path === "/notify_on_click") problems.push(ApiError.item(10131, "/notify_on_click"))
-    const offset = typeof operation.value === "string" ? DAY_OFFSET.exec(operation.value) : null
-    if (offset === null || (operation.path !== "/delete_on" && operation.path !== "/archive_on")) return operation
-    const days = Number(offset[2]) * (offset[1] === "-" ? -1 : 1)
-    return { ...operation, value: now + days * 86_400 }
+    if (Option.isSome(Schema.decodeUnknownOption(NotifyOperation)(operation))) problems.push(ApiError.item(10131, "/notify_on_click"))
+    return Option.match(Schema.decodeUnknownOption(DayOffsetOperation, preserve)(operation), {
+      onNone: () => operation,
+      onSome: (dated) => ({ ...dated, value: timestampOfDayOffset(dated.value, now) })
+    })
   })
   return { problems, mapped }
 }
 
 /** The version 4 body of a version 3 request, or the problems that refuse it. */
 const adaptBody = (route: Route, body: unknown, now: number): { problems: Array<ErrorItem>; body: unknown } => {
-  if (route === "create" && isPlainObject(body)) {
-    const problems = NOT_IN_V3.filter((field) => field in body).map((field) =>
+  const fields = route === "create" ? Schema.decodeUnknownOption(CreateFields)(body) : Option.none()
+  if (Option.isSome(fields)) {
+    const problems = NOT_IN_V3.filter((field) => field in fields.value).map((field) =>
       ApiError.item(10153, `${field} is not accepted by version 3`)
     )
     return { problems, body }
