@@ -181,6 +181,35 @@ describe("click storage: a dictionary of user agents", () => {
   })
 })
 
+describe("click storage: the updates of a batch stay on their pages", () => {
+  layer(migrated, { timeout: 60_000 })((it) => {
+    it.effect("a link's new click count is a heap-only tuple beside the old one: no index of links gets an entry per batch", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const sql = yield* SqlClient.SqlClient
+        // Enough links, about 350 bytes each, to fill pages as far as the table lets them.
+        const created = yield* sql<{ id: number }>`
+          INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+          SELECT l.domain_id, l.user_id, l.url || '/' || n || repeat('x', 250), l.alias || 'p' || n, l.redirect_url
+          FROM links l, generate_series(1, 400) n WHERE l.id = ${links[0]!} ORDER BY n RETURNING id`
+        const ids = created.map((link) => link.id)
+        const pagesOf = (chosen: ReadonlyArray<number>) =>
+          sql<{ id: number; page: string }>`
+            SELECT id, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM links WHERE ${sql.in("id", chosen)} ORDER BY id`
+        // One link of each page that holds at least ten of them (a page the inserts filled).
+        const byPage = new Map<string, Array<number>>()
+        for (const { id, page } of yield* pagesOf(ids)) byPage.set(page, [...(byPage.get(page) ?? []), id])
+        const chosen = [...byPage.values()].filter((onPage) => onPage.length >= 10).map((onPage) => onPage[0]!)
+        expect(chosen.length).toBeGreaterThanOrEqual(5)
+        const before = yield* pagesOf(chosen)
+        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(chosen.map((linkId) => clickRow({ linkId, domainId, at: T0 }))))
+        expect(yield* clickCount(chosen)).toEqual({ n: chosen.length, counted: chosen.length })
+        expect(yield* pagesOf(chosen)).toEqual(before)
+      })
+    )
+  })
+})
+
 describe("click storage: migration 0012 keeps the user agents of clicks stored before it", () => {
   layer(makeTestDatabase(), { timeout: 60_000 })((it) => {
     it.effect("every click's user agent is entered once and read back by R1", () =>
