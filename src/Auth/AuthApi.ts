@@ -1,29 +1,30 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema, SchemaAST } from "effect"
+import { Schema } from "effect"
 import { User } from "../Accounts/User.ts"
 import { ErrorCatalogue } from "../Platform/ErrorCatalogue.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { Authentication } from "./Authentication.ts"
 import { InvalidCredentials, LoginsBusy } from "./AuthErrors.ts"
 import { BodyTimeout, BodyTooLarge } from "../Platform/ApiError.ts"
+import { Invalid, isInvalid, lenient } from "../Platform/Coded.ts"
 
 /**
  * A credential: text, as the OpenAPI document and a derived client say. Anything else a request
- * holds there (a number, an object, text with a NUL, which no stored value has, or nothing where one
- * is required) reads as "", which matches no user: any bad login is the same 401, whatever was wrong.
+ * holds there (a number, an object, null, nothing where one is required, or text with a NUL, which
+ * no stored value has and PostgreSQL text cannot hold) decodes to an `Invalid` with 10001: the
+ * handlers read it as a login that matches no user, so any bad login is the same 401, whatever was wrong.
  */
-const Credential = Schema.transform(Schema.Unknown, Schema.String, {
-  strict: true,
-  decode: (value) => (typeof value === "string" && !value.includes("\u0000") ? value : ""),
-  encode: (text) => text
-}).annotations({ [SchemaAST.SurrogateAnnotationId]: Schema.String.ast })
+const Credential = lenient(10001, Schema.String.pipe(Schema.filter((text) => !text.includes("\u0000"))))
 
-const required = Schema.optionalWith(Credential, { exact: true, default: () => "" })
+const required = Schema.optionalWith(Credential, { exact: true, default: () => Invalid.of(10001) })
 const optional = Schema.optionalWith(Credential, { exact: true })
 
 const Credentials = Schema.Struct({ email: required, password: required }).annotations({
   jsonSchema: { required: ["email", "password"] }
 })
+
+/** A credential as the use case takes it: one of another type is text that matches no user. */
+export const credentialText = (value: string | Invalid): string => (isInvalid(value) ? "" : value)
 
 /** E2 takes a password, or a refresh token in its place. */
 const TokenRequest = Schema.Struct({ email: required, password: optional, refresh_token: optional }).annotations({
