@@ -2,9 +2,9 @@ import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Logger, Option, Redacted, Runtime } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, Redacted, Runtime } from "effect"
 import { randomBytes } from "node:crypto"
-import type { IncomingMessage } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api, ApiV3Docs } from "./Api.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
@@ -29,6 +29,10 @@ import { Users } from "./Accounts/Users.ts"
 import { UsersHttpLive } from "./Accounts/UsersHttp.ts"
 import { type LateFor, makeNodeServer } from "./Platform/NodeServer.ts"
 import { redactedTarget } from "./Platform/RequestUrl.ts"
+import { JsonLoggerLive } from "./Platform/JsonLogger.ts"
+import { recordRedirectLatency, recordUnavailable } from "./Platform/Metrics.ts"
+import { processMetrics } from "./Platform/ProcessMetrics.ts"
+import { redirectLine } from "./Platform/AccessLog.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
 import { DomainRepo } from "./Domains/DomainRepo.ts"
@@ -142,7 +146,9 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
           const redirects = yield* RedirectHandler
           const shutdown = yield* Shutdown
           const log = Runtime.runFork(yield* Effect.runtime<never>())
-          const onDeadline = (request: IncomingMessage, late: LateFor) =>
+          const debug = LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug)
+          const onDeadline = (request: IncomingMessage, late: LateFor) => {
+            if (late === "answer") recordUnavailable("deadline")
             log(
               Effect.logWarning(
                 late === "body"
@@ -150,16 +156,24 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
                   : `${request.method} ${redactedTarget(request.url ?? "/")} not answered within API_DEADLINE_SECONDS (${config.apiDeadlineSeconds} s): 503, the database is not answering`
               )
             )
+          }
+          // Redirects are logged at debug only: at info they would be most of the log, and cost.
+          const onRedirect = (request: IncomingMessage, response: ServerResponse, seconds: number) => {
+            recordRedirectLatency(seconds)
+            if (response.statusCode === 503) recordUnavailable("database_unavailable")
+            if (debug) log(redirectLine(request, response, seconds, config.trustProxy))
+          }
           return NodeHttpServer.layer(
-            () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline, shutdown),
+            () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline, shutdown, onRedirect),
             listen ?? { port: config.port, host: config.host }
           )
         })
       )
     ),
-    Layer.provideMerge(redirectLayer)
+    Layer.provideMerge(redirectLayer),
+    Layer.provideMerge(Layer.scopedDiscard(processMetrics))
   )
 
 export const LoggerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => Layer.merge(Logger.json, Logger.minimumLogLevel(config.logLevel)))
+  Effect.map(AppConfig, (config) => Layer.merge(JsonLoggerLive, Logger.minimumLogLevel(config.logLevel)))
 )

@@ -93,7 +93,9 @@ export const appConfig = Config.all({
   analyticsConcurrencyPerAccount: integerIn("ANALYTICS_CONCURRENCY_PER_ACCOUNT", 2, 1, 100, "must be from 1 to 100"),
   /** What a domain created without `url_404` / `homepage` gets. */
   defaultUrl404: optionalUrl("DEFAULT_URL_404"),
-  defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE")
+  defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE"),
+  /** When set, `/metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: optionalSecret("METRICS_TOKEN")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

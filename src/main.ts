@@ -1,7 +1,6 @@
 import { HttpServer } from "@effect/platform"
 import { Cause, Deferred, Duration, Effect, Exit, Layer, Metric, Option, Redacted } from "effect"
 import type { ConfigError } from "effect"
-import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { BootstrapLive, coreLayer, httpLayer, LoggerLive } from "./App.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
@@ -9,6 +8,7 @@ import { clickSpill } from "./Clicks/ClickSpill.ts"
 import { clicksReplayed, clicksSpilled, clicksWritten } from "./Platform/Metrics.ts"
 import { runMarker } from "./Operations/RunMarker.ts"
 import { privateDataDir } from "./Platform/DataDir.ts"
+import { packageVersion } from "./Platform/ProcessMetrics.ts"
 import { Shutdown, ShutdownState } from "./Platform/Shutdown.ts"
 import { DatabaseLive } from "./Sql/Database.ts"
 
@@ -32,12 +32,7 @@ const ServiceLive = httpLayer().pipe(
   Layer.provideMerge(coreLayer(DatabaseLive))
 )
 
-const version: string = (() => {
-  const manifest: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
-  return typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string"
-    ? manifest.version
-    : "unknown"
-})()
+const version = packageVersion()
 
 const databaseOf = (config: AppConfigShape) =>
   Option.match(config.databaseUrl, {

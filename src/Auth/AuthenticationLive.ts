@@ -5,6 +5,7 @@ import { UserRepo } from "../Accounts/UserRepo.ts"
 import { accessTokenHash } from "./TokenStore.ts"
 import { announcedCache } from "../Sql/AnnouncedCache.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
+import { noteRequestUser } from "../Platform/RequestUser.ts"
 
 /** Tokens are 43 characters; anything much longer is refused without a query. */
 const MAX_TOKEN_LENGTH = 128
@@ -60,7 +61,9 @@ export const AuthenticationLive = Layer.scoped(
                 })
             })
           )
-          return (yield* cache.through(hash.toString("hex"), read)).caller
+          const { caller } = yield* cache.through(hash.toString("hex"), read)
+          yield* noteRequestUser(caller.userId)
+          return caller
         }).pipe(orDieOnInfrastructure)
     }
   })

@@ -18,6 +18,7 @@ import {
 } from "../Platform/Metrics.ts"
 import { ClickEncoder, MAX_HANDED, type RawClick } from "./ClickHandover.ts"
 import { ClickNotifier } from "./ClickNotifier.ts"
+import { databaseOutage, retryBackoff } from "../Platform/Outage.ts"
 import { startClickThread } from "./ClickThread.ts"
 import { clickWriterDefaults, type ClickWriterOptions } from "./ClickWriter.ts"
 
@@ -137,8 +138,11 @@ export class ClickLog extends Context.Tag("ClickLog")<
         }
         recordLoopDelay("redirect", { p50: 0, p99: 0, max: 0 })
 
+        // While the database fails, the next attempt waits longer each time (retryBackoff).
         yield* notifier.sendDue.pipe(
-          Effect.catchAllCause((cause) => Effect.logWarning("click e-mails not sent", cause)),
+          Effect.sandbox,
+          Effect.tapBoth({ onFailure: databaseOutage.failed, onSuccess: () => databaseOutage.succeeded }),
+          Effect.retry(retryBackoff),
           Effect.repeat(Schedule.spaced(options.notifyInterval)),
           Effect.forkScoped
         )

@@ -87,7 +87,8 @@ export class ClickNotifier extends Effect.Service<ClickNotifier>()("ClickNotifie
             )
           )
           if (Exit.isSuccess(exit)) return true
-          yield* Effect.logWarning("click e-mail not sent; its clicks stay pending for the next attempt", exit.cause).pipe(
+          // The Mailer warns once when the SMTP server goes down and says when it is back.
+          yield* Effect.logDebug("click e-mail not sent; its clicks stay pending for the next attempt", exit.cause).pipe(
             Effect.annotateLogs({ link_id: row.link_id, clicks: row.clicks })
           )
           yield* putBack(row, now)

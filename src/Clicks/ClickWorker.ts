@@ -5,6 +5,7 @@
 import { Deferred, Effect, Layer, Logger, LogLevel, Runtime } from "effect"
 import { setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
+import { JsonLoggerLive } from "../Platform/JsonLogger.ts"
 import { watchLoopDelay } from "../Platform/LoopDelay.ts"
 import { threadClient } from "../Sql/Database.ts"
 import { ClickRepo } from "./ClickRepo.ts"
@@ -92,7 +93,7 @@ if (parentPort !== null) {
     Effect.scoped(run(port, settings)).pipe(
       // The writer's finalizer has written (or spilled) everything: the last report says so.
       Effect.provide(services),
-      Effect.provide(Layer.merge(Logger.json, Logger.minimumLogLevel(LogLevel.fromLiteral(level)))),
+      Effect.provide(Layer.merge(JsonLoggerLive, Logger.minimumLogLevel(LogLevel.fromLiteral(level)))),
       Effect.catchAllCause((cause) => Effect.sync(() => port.postMessage({ _tag: "Failed", reason: String(cause) } satisfies FromWorker)))
     )
   ).addObserver(() => port.close())

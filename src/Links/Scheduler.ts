@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schedule } from "effect"
+import { databaseOutage } from "../Platform/Outage.ts"
 
 /** How often due links are looked for: well within the minute a due link may wait. */
 export const SWEEP_INTERVAL = "15 seconds"
@@ -26,7 +27,8 @@ export class Scheduler extends Effect.Service<Scheduler>()("Scheduler", {
 
     yield* sweep.pipe(
       Effect.tap((moved) => (moved.length === 0 ? Effect.void : Effect.logInfo(`scheduler moved ${moved.length} links`))),
-      Effect.catchAllCause((cause) => Effect.logWarning("scheduler sweep failed; retrying at the next one", cause)),
+      Effect.tap(() => databaseOutage.succeeded),
+      Effect.catchAllCause(databaseOutage.failed),
       Effect.repeat(Schedule.spaced(SWEEP_INTERVAL)),
       Effect.forkScoped
     )

@@ -22,6 +22,10 @@ export class OperationsApi extends HttpApiGroup.make("operations", { topLevel: t
   .add(
     HttpApiEndpoint.get("metrics", "/metrics")
       .addSuccess(Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain; version=0.0.4; charset=utf-8" })))
+      .addError(answersAtEdge(401, 10000))
       .annotate(OpenApi.Summary, "Prometheus metrics")
-      .annotate(OpenApi.Description, "The service's metrics in the Prometheus text format")
+      .annotate(
+        OpenApi.Description,
+        "The service's metrics in the Prometheus text format; with METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>` (else 401 10000)"
+      )
   ) {}

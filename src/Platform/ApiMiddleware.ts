@@ -7,12 +7,14 @@ import { AppConfig } from "../Config.ts"
 import { ApiError, ErrorItem } from "./ApiError.ts"
 import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
+import { databaseOutage } from "./Outage.ts"
 import { ClientNetwork, clientNetwork } from "./ClientIp.ts"
-import { recordHttpRequest } from "./Metrics.ts"
+import { recordHttpRequest, recordUnavailable, unavailableReasonOf } from "./Metrics.ts"
+import { apiAccessLine } from "./AccessLog.ts"
+import { requestUserOf } from "./RequestUser.ts"
 import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { routeLabeller } from "./RouteLabels.ts"
-import { redactedTarget } from "./RequestUrl.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
 import { registerServingFiber } from "./RequestFibers.ts"
 import { randomUUID } from "node:crypto"
@@ -83,6 +85,14 @@ const unavailable = (error: SqlError) =>
 const items = ([first, ...rest]: InvalidInput["problems"]) =>
   [new ErrorItem(first), ...rest.map((problem) => new ErrorItem(problem))] as const
 
+/** The first catalogue code of an error answer the framework rendered (a handler's declared error). */
+const codeOf = (response: HttpServerResponse.HttpServerResponse): number | undefined => {
+  const body = response.body
+  const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : undefined
+  const code = text === undefined ? undefined : /"code"\s*:\s*(\d+)/.exec(text)
+  return code === null || code === undefined ? undefined : Number(code[1])
+}
+
 /** Every failure that reaches the edge, as the catalogue error it is answered with. */
 const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function* () {
@@ -108,7 +118,7 @@ const toApiError = (cause: Cause.Cause<unknown>, request: HttpServerRequest.Http
       return ApiError.of(10153, "text must not contain NUL characters")
     }
     if (failure instanceof SqlError && unavailable(failure)) {
-      yield* Effect.logWarning("database unavailable", failure)
+      yield* databaseOutage.failed(failure)
       return ApiError.of(10902)
     }
     yield* Effect.logError("unexpected failure", cause)
@@ -134,7 +144,8 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         yield* registerServingFiber(request)
         const started = performance.now()
         const path = new URL(request.url, "http://x").pathname
-        const network = clientNetwork(config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]))
+        const client = config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
+        const network = clientNetwork(client)
         const limit = OPERATIONAL_PATHS.has(path) ? undefined : yield* limiter.consume(network, presentedBearer(request))
         const run = Effect.gen(function* () {
           if (limit !== undefined && !limit.allowed) return yield* new ApiError({ ...ApiError.of(10900), retryAfter: 1 })
@@ -146,10 +157,16 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             Option.some(MAX_BODY_BYTES)
           )
         })
+        let failedWith: ApiError | undefined
         const answered = yield* run.pipe(
           Effect.provideService(ClientNetwork, network),
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, request), render)
+            Cause.isInterruptedOnly(cause)
+              ? Effect.interrupt
+              : Effect.map(toApiError(cause, request), (error) => {
+                  failedWith = error
+                  return render(error)
+                })
           )
         )
         const retried =
@@ -162,17 +179,19 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           : labelOf(request.method, path)
         const seconds = (performance.now() - started) / 1000
         recordHttpRequest(route, request.method, response.status, seconds)
+        if (response.status === 503) recordUnavailable(unavailableReasonOf(failedWith?.errors[0].code ?? codeOf(response)))
         const requestId = requestIdOf(request.headers["x-request-id"])
         if (accessLog) {
-          // Probes come every few seconds from every balancer: at debug, so that info shows traffic.
-          const line = OPERATIONAL_PATHS.has(path) ? Effect.logDebug("Sent HTTP response") : Effect.logInfo("Sent HTTP response")
-          yield* Effect.annotateLogs(line, {
-            "http.method": request.method,
-            "http.url": redactedTarget(request.url),
-            "http.route": route,
-            "http.status": response.status,
-            "http.duration_ms": Math.round(seconds * 10_000) / 10,
-            "request.id": requestId
+          yield* apiAccessLine({
+            method: request.method,
+            url: request.url,
+            route,
+            status: response.status,
+            seconds,
+            requestId,
+            client,
+            userId: requestUserOf(request),
+            probe: OPERATIONAL_PATHS.has(path)
           })
         }
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)

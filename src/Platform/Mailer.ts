@@ -1,6 +1,7 @@
-import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import nodemailer from "nodemailer"
 import { AppConfig } from "../Config.ts"
+import { backoffMillis, makeOutage } from "./Outage.ts"
 
 export interface Mail {
   readonly to: string
@@ -41,15 +42,43 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, { readonly send: (mail
         ),
         (transport) => Effect.sync(() => transport.close())
       )
+      // While the server fails, sends fail at once until the next attempt is due (5 s doubling to 5 min).
+      const outage = makeOutage("smtp", "the SMTP server")
+      let failures = 0
+      let retryAt = 0
+      const attempt = (mail: Mail) =>
+        Effect.tryPromise({
+          try: () => transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text }),
+          catch: (cause) => new MailError({ cause })
+        }).pipe(
+          Effect.timeoutFail({ duration: SEND_TIMEOUT_MS, onTimeout: () => new MailError({ cause: new Error("timed out after 10 s") }) }),
+          Effect.tapBoth({
+            onFailure: (error) =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                // Sends that were under way together count as one failed attempt.
+                if (now >= retryAt) {
+                  failures++
+                  retryAt = now + backoffMillis(failures)
+                }
+                return outage.failed(error.cause)
+              }),
+            onSuccess: () =>
+              Effect.suspend(() => {
+                failures = 0
+                retryAt = 0
+                return outage.succeeded
+              })
+          }),
+          Effect.asVoid
+        )
       return {
         send: (mail: Mail) =>
-          Effect.tryPromise({
-            try: () => transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text }),
-            catch: (cause) => new MailError({ cause })
-          }).pipe(
-            Effect.timeoutFail({ duration: SEND_TIMEOUT_MS, onTimeout: () => new MailError({ cause: "timed out after 10 s" }) }),
-            Effect.asVoid
-          )
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const wait = retryAt - now
+            return wait > 0
+              ? Effect.fail(new MailError({ cause: new Error(`the SMTP server is unavailable; next attempt in ${Math.ceil(wait / 1000)} s`) }))
+              : attempt(mail)
+          })
       }
     })
   )

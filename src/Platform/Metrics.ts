@@ -1,5 +1,7 @@
 import { Effect, Metric, MetricBoundaries, MetricKey, MetricKeyType, MetricLabel, MetricState } from "effect"
 import type { MetricPair } from "effect"
+import { collected, type Family } from "./Collectors.ts"
+import { FixedHistogram } from "./FixedHistogram.ts"
 
 const httpRequestsKey = MetricKey.counter("http_requests_total", {
   description: "API requests answered, by route, method and status",
@@ -53,8 +55,14 @@ const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_")
 
 const formatNumber = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : "-Inf")
 
-/** The Prometheus text exposition (format 0.0.4) of every metric of this process. */
-export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
+/** Gauges of a window's quantiles: promtool accepts a `quantile` label on a summary only. */
+const QUANTILE_GAUGES = new Set(["event_loop_delay_seconds"])
+
+/**
+ * The Prometheus text exposition (format 0.0.4) of every metric of this process, then `extra`.
+ * Effect's own fiber metrics (effect_fiber_*) are left out: counters without `_total`, no help.
+ */
+export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>, extra: ReadonlyArray<Family> = []): string => {
   const families = new Map<string, { type: string; help: string | undefined; lines: Array<string> }>()
   const family = (name: string, type: string, help: string | undefined) => {
     let entry = families.get(name)
@@ -65,6 +73,7 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
     return entry.lines
   }
   for (const { metricKey, metricState } of pairs) {
+    if (metricKey.name.startsWith("effect_")) continue
     const name = promName(metricKey.name)
     const help = metricKey.description._tag === "Some" ? metricKey.description.value : undefined
     const tags = metricKey.tags
@@ -73,7 +82,7 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
       const monotonic = MetricKeyType.isCounterKey(metricKey.keyType) && metricKey.keyType.incremental
       family(name, monotonic ? "counter" : "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.count))}`)
     } else if (MetricState.isGaugeState(metricState)) {
-      family(name, "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.value))}`)
+      family(name, QUANTILE_GAUGES.has(name) ? "summary" : "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.value))}`)
     } else if (MetricState.isHistogramState(metricState)) {
       const lines = family(name, "histogram", help)
       for (const [boundary, count] of metricState.buckets) {
@@ -83,6 +92,7 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
       lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
     }
   }
+  for (const { name, type, help, samples } of extra) family(name, type, help).push(...samples)
   const out: Array<string> = []
   for (const [name, { type, help, lines }] of families) {
     if (help !== undefined) out.push(`# HELP ${name} ${help.replace(/\n/g, " ")}`)
@@ -91,7 +101,9 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
   return out.join("\n") + "\n"
 }
 
-export const prometheusText = Effect.map(Metric.snapshot, renderPrometheus)
+/** Every metric of this process, with the registered collectors' families and `extra`. */
+export const prometheusText = (extra: ReadonlyArray<Family> = []) =>
+  Effect.map(Metric.snapshot, (pairs) => renderPrometheus(pairs, [...collected(), ...redirectLatencyFamily(), ...extra]))
 
 const redirectsKey = MetricKey.counter("redirects_total", {
   description: "Requests answered by the redirect handler, by status",
@@ -126,6 +138,58 @@ const redirectCacheHits = Metric.counter("redirect_cache_hits_total", {
 
 /** Counts one redirect answered from the caches. */
 export const recordRedirectCacheHit = () => redirectCacheHits.unsafeUpdate(1, NO_TAGS)
+
+const redirectCacheMisses = Metric.counter("redirect_cache_misses_total", {
+  description: "Redirects whose alias was in neither of the redirect handler's caches (answered after a database lookup, shared by concurrent misses)",
+  incremental: true
+})
+
+/** Counts one redirect that its caches could not answer. */
+export const recordRedirectCacheMiss = () => redirectCacheMisses.unsafeUpdate(1, NO_TAGS)
+
+const redirectLatency = new FixedHistogram([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
+
+/** Records how long one answer of the redirect handler took, from its request to its response's end (no Effect, no allocation). */
+export const recordRedirectLatency = (seconds: number) => redirectLatency.observe(seconds)
+
+const redirectLatencyFamily = (): ReadonlyArray<Family> => [
+  {
+    name: "redirect_duration_seconds",
+    type: "histogram",
+    help: "Time from a request to the end of the redirect handler's answer (redirects, 404s, 405s and its 503s), in seconds",
+    samples: redirectLatency.samples("redirect_duration_seconds")
+  }
+]
+
+const unavailableKey = MetricKey.counter("http_unavailable_total", {
+  description: "503 answers by reason: rate_limited, overloaded, database_unavailable, deadline, stopping, report_too_slow",
+  incremental: true
+})
+const unavailableCounters = perLabels(unavailableKey, Metric.fromMetricKey)
+
+/** Why a 503 was answered. */
+export type UnavailableReason = "rate_limited" | "overloaded" | "database_unavailable" | "deadline" | "stopping" | "report_too_slow"
+
+const UNAVAILABLE_REASONS: ReadonlyArray<UnavailableReason> = ["rate_limited", "overloaded", "database_unavailable", "deadline", "stopping", "report_too_slow"]
+
+/** The reason of a 503 answered with catalogue code `code`. */
+export const unavailableReasonOf = (code: number | undefined): UnavailableReason => {
+  switch (code) {
+    case 10900:
+      return "rate_limited"
+    case 10901:
+      return "overloaded"
+    case 10903:
+      return "stopping"
+    case 10508:
+      return "report_too_slow"
+    default:
+      return "database_unavailable"
+  }
+}
+
+/** Counts one 503 answer. */
+export const recordUnavailable = (reason: UnavailableReason) => unavailableCounters([["reason", reason]]).unsafeUpdate(1, NO_TAGS)
 
 export const clickBufferDepth = Metric.gauge("click_buffer_depth", {
   description: "Clicks the redirect thread holds: not yet handed to the click writer, or handed and not yet written or spilled"
@@ -178,3 +242,10 @@ export const clicksReplayed = Metric.counter("clicks_replayed_total", {
   description: "Clicks read back from spill files and written to the database",
   incremental: true
 })
+
+// The documented counters exist from the first scrape, at zero (the click counters: ClickLog.ts).
+for (const counter of [redirectLookups, redirectCacheHits, redirectCacheMisses]) counter.unsafeUpdate(0, NO_TAGS)
+for (const status of [301, 302, 307, 404, 405, 503]) redirectCounters([["status", String(status)]]).unsafeUpdate(0, NO_TAGS)
+for (const reason of UNAVAILABLE_REASONS) unavailableCounters([["reason", reason]]).unsafeUpdate(0, NO_TAGS)
+// Reading a histogram enters it in the registry with no observation.
+clickFlushSeconds.unsafeValue(NO_TAGS)

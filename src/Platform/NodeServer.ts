@@ -105,6 +105,9 @@ export type PreHandler = (
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
 
+/** Told of each answer of the pre-handler (not of requests it handed to the API) when its response ends. */
+export type OnPreHandled = (req: IncomingMessage, res: ServerResponse, seconds: number) => void
+
 /**
  * A listener that stops in two steps without resetting a request. While the process drains
  * (`ShutdownState`) it still accepts and answers; a connection opened before the drain is closed
@@ -134,7 +137,10 @@ class DrainingServer extends Server {
    * after the server has).
    */
   private api: RequestListener | undefined
+  /** Requests handed to the API and not answered yet. */
+  private readonly handedOn = new Set<ServerResponse>()
   private readonly toApi = (req: IncomingMessage, res: ServerResponse) => {
+    this.handedOn.add(res)
     this.awaitingApi.set(res, Date.now())
     if (this.listenerCount("request") > 0) super.emit("request", req, res)
     else if (this.api !== undefined) this.api(req, res)
@@ -145,7 +151,8 @@ class DrainingServer extends Server {
     private readonly options: NodeServerOptions,
     private readonly preHandler: PreHandler | undefined,
     private readonly onDeadline: (request: IncomingMessage, late: LateFor) => void,
-    private readonly shutdown: ShutdownState
+    private readonly shutdown: ShutdownState,
+    private readonly onPreHandled: OnPreHandled | undefined
   ) {
     super({
       connectionsCheckingInterval: options.connectionsCheckingInterval,
@@ -202,17 +209,23 @@ class DrainingServer extends Server {
     const openedBefore = drainingSince !== undefined && (socket === null || (this.acceptedAt.get(socket) ?? 0) <= drainingSince)
     if (this.closing || openedBefore) response.setHeader("connection", "close")
     this.inFlight.add(response)
+    const started = performance.now()
+    let preHandled = false
     response.once("close", () => {
       shutdown.answered++
       this.inFlight.delete(response)
       this.awaitingApi.delete(response)
+      if (!this.handedOn.delete(response) && preHandled && request instanceof IncomingMessage) {
+        this.onPreHandled?.(request, response, (performance.now() - started) / 1000)
+      }
     })
     if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
     if (!holdsTarget(request)) {
       answerBadRequest(response)
       return true
     }
-    if (this.preHandler === undefined || !this.preHandler(request, response, this.toApi)) this.toApi(request, response)
+    preHandled = this.preHandler !== undefined && this.preHandler(request, response, this.toApi)
+    if (!preHandled) this.toApi(request, response)
     return true
   }
 
@@ -248,5 +261,6 @@ export const makeNodeServer = (
   overrides: Partial<NodeServerOptions> = {},
   preHandler?: PreHandler,
   onDeadline: (request: IncomingMessage, late: LateFor) => void = () => undefined,
-  shutdown: ShutdownState = new ShutdownState()
-): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline, shutdown)
+  shutdown: ShutdownState = new ShutdownState(),
+  onPreHandled?: OnPreHandled
+): Server => new DrainingServer({ ...nodeServerDefaults, ...overrides }, preHandler, onDeadline, shutdown, onPreHandled)

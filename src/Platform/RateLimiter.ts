@@ -1,7 +1,8 @@
-import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import { AppConfig } from "../Config.ts"
+import { makeOutage } from "./Outage.ts"
 
 /** Calls per second: per client network (RATE_LIMIT_PER_SECOND), per access token (RATE_LIMIT_PER_TOKEN_PER_SECOND). */
 export interface Quotas {
@@ -52,7 +53,9 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
                 maxRetriesPerRequest: 0,
                 connectTimeout: 1000,
                 commandTimeout: 250,
-                lazyConnect: false
+                lazyConnect: false,
+                // Reconnects after 0.5 s, then twice as long each time, at most every 30 s.
+                retryStrategy: (attempts: number) => Math.min(500 * 2 ** Math.min(attempts - 1, 6), 30_000)
               })
           ),
           // `quit` fails while Redis is unreachable and leaves ioredis reconnecting for ever.
@@ -63,7 +66,7 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
               Effect.ensuring(Effect.sync(() => redis.disconnect()))
             )
         )
-        let lastWarning = 0
+        const outage = makeOutage("redis", "Redis (rate limits counted in process meanwhile)")
         redis.on("error", () => undefined)
         const fallback = memoryWindow()
         return limiter(quotas, (keys, now) =>
@@ -74,12 +77,12 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
               const multi = redis.multi()
               for (const key of redisKeys) multi.incr(key).expire(key, 2)
               return multi.exec().then((replies) => redisKeys.map((_, i) => Number(replies?.[2 * i]?.[1])))
-            }).pipe(Effect.timeout(250), Effect.option)
-            if (Option.isSome(counts) && counts.value.every(Number.isFinite)) return counts.value
-            if (now - lastWarning > 10_000) {
-              lastWarning = now
-              yield* Effect.logWarning("Redis rate limiter unavailable; counting in process")
+            }).pipe(Effect.timeoutFail({ duration: 250, onTimeout: () => new Error("no answer within 250 ms") }), Effect.either)
+            if (Either.isRight(counts) && counts.right.every(Number.isFinite)) {
+              yield* outage.succeeded
+              return counts.right
             }
+            yield* outage.failed(Either.isLeft(counts) ? counts.left : new Error("unexpected reply"))
             return keys.map((key) => fallback(key, now))
           })
         )

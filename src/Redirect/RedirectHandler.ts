@@ -5,10 +5,15 @@ import { MAX_ALIAS_LENGTH } from "../Links/Alias.ts"
 import { ApiError } from "../Platform/ApiError.ts"
 import { ClickLog } from "../Clicks/ClickLog.ts"
 import type { PreHandler } from "../Platform/NodeServer.ts"
-import { recordRedirect, recordRedirectCacheHit } from "../Platform/Metrics.ts"
+import { recordRedirect, recordRedirectCacheHit, recordRedirectCacheMiss } from "../Platform/Metrics.ts"
+import { registerCollector } from "../Platform/Collectors.ts"
+import { redirectCacheFamilies } from "../Platform/CacheMetrics.ts"
 import { type DomainEntry, type LinkEntry, makeRedirectCache, redirectCacheDefaults, type RedirectCacheOptions } from "./RedirectCache.ts"
 
-const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
+/** Paths of the API on every host: probes of a balancer may name any. */
+const PROBE_PATHS = new Set(["/healthz", "/readyz"])
+/** The API's pages served on the API host only: on a short domain they are aliases like any other path. */
+const API_HOST_ONLY = new Set(["/api/docs", "/api/v3/docs", "/api/v4/docs", "/api/v4/openapi.json", "/api/v3/openapi.json"])
 const ALIAS = /^[A-Za-z0-9._-]+$/
 const LINK_CACHE_CONTROL = "private, max-age=90"
 const UNAVAILABLE = JSON.stringify({ errors: [ApiError.item(10902)] })
@@ -84,6 +89,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         const { trustProxy } = yield* AppConfig
         const clicks = yield* ClickLog
         const cache = yield* makeRedirectCache(options)
+        yield* registerCollector("redirect_cache", () => redirectCacheFamilies(cache.sizes()))
 
         const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, query: string) => {
           if (link === null) return unknownAlias(res, domain)
@@ -118,7 +124,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           const url = req.url ?? "/"
           const mark = url.indexOf("?")
           const path = mark === -1 ? url : url.slice(0, mark)
-          if (path === "/api" || path.startsWith("/api/") || OPERATIONAL_PATHS.has(path)) return false
+          if (((path === "/api" || path.startsWith("/api/")) && !API_HOST_ONLY.has(path)) || PROBE_PATHS.has(path)) return false
           if (req.method !== "GET" && req.method !== "HEAD") {
             res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
             res.end("Method Not Allowed\n")
@@ -145,6 +151,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             answer(req, res, domain, cached, query)
             return true
           }
+          recordRedirectCacheMiss()
           cache.load(domain.id, alias).then(
             (link) => answer(req, res, domain, link, query),
             () => {
