@@ -1,5 +1,5 @@
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
-import { Authentication, type Bearer } from "./Authentication.ts"
+import { Authentication, type Bearer, bearerOf } from "./Authentication.ts"
 import { InvalidToken } from "./AuthErrors.ts"
 import { UserRepo } from "../Accounts/UserRepo.ts"
 import { accessTokenHash } from "./TokenStore.ts"
@@ -46,19 +46,7 @@ export const AuthenticationLive = Layer.scoped(
             Option.match(found, {
               onNone: () => InvalidToken.of(),
               onSome: ({ user, expires }): Effect.Effect<Cached> =>
-                Effect.succeed({
-                  caller: {
-                    userId: user.id,
-                    accountId: user.account_id,
-                    email: user.email,
-                    nickname: user.nickname,
-                    role: user.role,
-                    plan: user.plan,
-                    linkQuota: user.link_quota,
-                    tokenHash: hash
-                  },
-                  expires
-                })
+                Effect.succeed({ caller: bearerOf(user, hash), expires })
             })
           )
           const { caller } = yield* cache.through(hash.toString("hex"), read)

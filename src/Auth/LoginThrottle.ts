@@ -1,4 +1,4 @@
-import { Duration, Effect, Either } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import { AppConfig } from "../Config.ts"
 import { LoginsBusy } from "./AuthErrors.ts"
 
@@ -102,8 +102,7 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
       any: delayAfter(fresh(record.any, now), FREE_FAILURES_ANY_NETWORK)
     })
 
-    const count = (record: EmailRecord, network: string, by: 1 | -1) => {
-      const now = Date.now()
+    const count = (record: EmailRecord, network: string, by: 1 | -1, now: number) => {
       Object.assign(record.any, counted(record.any, now, by))
       const failures = counted(record.networks.get(network), now, by)
       // Re-inserted, so that the networks longest quiet are the first dropped past the bound.
@@ -122,22 +121,23 @@ export class LoginThrottle extends Effect.Service<LoginThrottle>()("LoginThrottl
       if (key === "") return verdict
       const record = recordOf(key)
       const attempt = Effect.gen(function* () {
-        const wait = delays(record, network, Date.now())
+        const wait = delays(record, network, yield* Clock.currentTimeMillis)
         const delay = Math.max(wait.network, wait.any)
         if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
-        count(record, network, 1)
+        count(record, network, 1, yield* Clock.currentTimeMillis)
         const outcome = yield* Effect.either(verdict)
         if (Either.isRight(outcome)) emails.delete(key)
-        else if (!isRefusal(outcome.left)) count(record, network, -1)
+        else if (!isRefusal(outcome.left)) count(record, network, -1, yield* Clock.currentTimeMillis)
         return yield* outcome
       })
-      const now = Date.now()
-      const slowed = delays(record, network, now)
-      const fromNetwork =
-        slowed.network > 0
-          ? inLine(networkLine(record, network), fresh(record.networks.get(network), now), FREE_FAILURES, attempt)
-          : attempt
-      return slowed.any > 0 ? inLine(record.line, fresh(record.any, now), FREE_FAILURES_ANY_NETWORK, fromNetwork) : fromNetwork
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const slowed = delays(record, network, now)
+        const fromNetwork =
+          slowed.network > 0
+            ? inLine(networkLine(record, network), fresh(record.networks.get(network), now), FREE_FAILURES, attempt)
+            : attempt
+        return slowed.any > 0 ? inLine(record.line, fresh(record.any, now), FREE_FAILURES_ANY_NETWORK, fromNetwork) : fromNetwork
+      })
     }
 
     return {

@@ -45,7 +45,7 @@ export const connectionOf = (config: PgClient.PgClientConfig): Connection => ({
  * `DB_POOL_SIZE` connections (int8 as numbers, every connection listening for changes, binary COPY)
  * and the click writer thread's connections, closed with the layer. The caller's client is only read.
  */
-export const databaseFromPgClient = Layer.unwrapEffect(
+export const CallerDatabaseLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     const config = yield* AppConfig

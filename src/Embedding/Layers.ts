@@ -8,8 +8,6 @@ import { Users } from "../Accounts/Users.ts"
 import { Analytics } from "../Analytics/Analytics.ts"
 import { AnalyticsRepo } from "../Analytics/AnalyticsRepo.ts"
 import { BootstrapLive, coreLayer, httpLayer } from "../App.ts"
-import { Authentication } from "../Auth/Authentication.ts"
-import { AuthenticationLive } from "../Auth/AuthenticationLive.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { TokenStore } from "../Auth/TokenStore.ts"
 import { ClickLog, type ClickLogOptions, clickLogDefaults } from "../Clicks/ClickLog.ts"
@@ -27,10 +25,11 @@ import { Shutdown } from "../Platform/Shutdown.ts"
 import { TagRepo } from "../Tags/TagRepo.ts"
 import { Tags } from "../Tags/Tags.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
-import { databaseFromPgClient } from "./CallerDatabase.ts"
+import { CallerDatabaseLive } from "./CallerDatabase.ts"
+import { Callers } from "./Callers.ts"
 
-/** What `linkServices` gives: the use cases, the repositories beneath them, the click log and bearer tokens' check. */
-export type LinkServices =
+/** What `servicesLayer` gives: the use cases, the repositories beneath them, the click log and access tokens' callers. */
+export type EmbeddedServices =
   | Links
   | Domains
   | Analytics
@@ -39,7 +38,7 @@ export type LinkServices =
   | Users
   | Accounts
   | Sessions
-  | Authentication
+  | Callers
   | Scheduler
   | TokenStore
   | RateLimiter
@@ -59,7 +58,7 @@ export type LinkServices =
  */
 const pickServices = Layer.effectContext(
   Effect.map(
-    Effect.context<LinkServices>(),
+    Effect.context<EmbeddedServices>(),
     Context.pick(
       Links,
       Domains,
@@ -69,7 +68,7 @@ const pickServices = Layer.effectContext(
       Users,
       Accounts,
       Sessions,
-      Authentication,
+      Callers,
       Scheduler,
       TokenStore,
       RateLimiter,
@@ -91,20 +90,17 @@ const clickLogLayer = (options: ClickLogOptions) =>
   ClickLog.layer(options).pipe(Layer.provide(ClickNotifier.Default.pipe(Layer.provide(Mailer.layer))))
 
 /** The services over `database`, with the schema migrated, the scheduler sweeping and the click writer started. */
-export const servicesOver = <R>(database: Layer.Layer<Layer.Layer.Success<typeof databaseFromPgClient>, SqlError, R>, clicks: ClickLogOptions = clickLogDefaults) =>
-  pickServices.pipe(
-    Layer.provide(Layer.mergeAll(AuthenticationLive, clickLogLayer(clicks))),
-    Layer.provideMerge(coreLayer(database))
-  )
+export const servicesLayerOver = <R>(database: Layer.Layer<Layer.Layer.Success<typeof CallerDatabaseLive>, SqlError, R>, clicks: ClickLogOptions = clickLogDefaults) =>
+  pickServices.pipe(Layer.provide(Layer.mergeAll(Callers.Default, clickLogLayer(clicks)).pipe(Layer.provideMerge(coreLayer(database)))))
 
 /**
  * Every service of the link API over the database the caller's `PgClient` reaches (its schema
  * migrated first), given `AppConfig`. Closing the layer writes the queued clicks and stops the
  * scheduler and the click writer thread.
  */
-export const linkServices = (clicks: ClickLogOptions = clickLogDefaults) => servicesOver(databaseFromPgClient, clicks)
+export const servicesLayer = (clicks: ClickLogOptions = clickLogDefaults) => servicesLayerOver(CallerDatabaseLive, clicks)
 
-export interface LinkServerOptions {
+export interface ServerOptions {
   /** Where to listen; `PORT` and `HOST` of `AppConfig` otherwise. Port 0 takes a free port. */
   readonly listen?: { readonly port: number; readonly host: string }
 }
@@ -116,10 +112,13 @@ export interface LinkServerOptions {
  * (`ADMIN_EMAIL`, `ADMIN_PASSWORD`). It gives `HttpServer` (the address it listens on) and `Shutdown`
  * (request the drain a stop begins with); closing the layer stops the listener and writes the queued clicks.
  */
-export const linkServer = (options: LinkServerOptions = {}) =>
+export const serverLayer = (options: ServerOptions = {}) =>
   Layer.effectContext(Effect.map(Effect.context<HttpServer.HttpServer | Shutdown>(), Context.pick(HttpServer.HttpServer, Shutdown))).pipe(
-    Layer.provide(httpLayer(options.listen)),
-    Layer.provide(BootstrapLive),
-    Layer.provideMerge(Shutdown.layer),
-    Layer.provideMerge(coreLayer(databaseFromPgClient))
+    Layer.provide(
+      httpLayer(options.listen).pipe(
+        Layer.provide(BootstrapLive),
+        Layer.provideMerge(Shutdown.layer),
+        Layer.provideMerge(coreLayer(CallerDatabaseLive))
+      )
+    )
   )

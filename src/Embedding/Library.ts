@@ -2,8 +2,8 @@
  * The service as a library: its HTTP server and its services as Layers over the caller's `PgClient`,
  * the HTTP API's definition, the error catalogue and typed failures, the domain's schemas.
  */
-export { linkServer, type LinkServerOptions, linkServices, type LinkServices } from "./Layers.ts"
-export { connectionOf, databaseFromPgClient } from "./CallerDatabase.ts"
+export { serverLayer, type ServerOptions, servicesLayer, type EmbeddedServices } from "./Layers.ts"
+export { connectionOf, CallerDatabaseLive } from "./CallerDatabase.ts"
 export { AppConfig, type AppConfigShape, appConfig, environment } from "../Config.ts"
 export { Shutdown, ShutdownState } from "../Platform/Shutdown.ts"
 
@@ -13,7 +13,8 @@ export { UserRepo } from "../Accounts/UserRepo.ts"
 export { Users } from "../Accounts/Users.ts"
 export { Analytics } from "../Analytics/Analytics.ts"
 export { AnalyticsRepo } from "../Analytics/AnalyticsRepo.ts"
-export { Authentication, type Bearer } from "../Auth/Authentication.ts"
+export type { Bearer } from "../Auth/Authentication.ts"
+export { Callers } from "./Callers.ts"
 export { type Session, Sessions, type TokenRequest } from "../Auth/Sessions.ts"
 export { ACCESS_TOKEN_LIFETIME_SECONDS, TokenStore } from "../Auth/TokenStore.ts"
 export { ClickLog, type ClickLogOptions, clickLogDefaults, type RawClick as ClickEvent } from "../Clicks/ClickLog.ts"

@@ -1,19 +1,19 @@
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Authentication } from "../Auth/Authentication.ts"
 import { Sessions } from "../Auth/Sessions.ts"
 import { AppConfig } from "../Config.ts"
 import { clickLogDefaults, type ClickLogOptions } from "../Clicks/ClickLog.ts"
 import { embeddedClient } from "../Sql/Database.ts"
-import { servicesOver } from "./Layers.ts"
+import { Callers } from "./Callers.ts"
+import { servicesLayerOver } from "./Layers.ts"
 
 /**
  * `AppConfig` for tests: a temporary `DATA_DIR` (removed with the layer), a fixed `TOKEN_SECRET`,
  * rate limits lifted; `values` (environment variable names, as strings) take precedence.
  */
-export const testConfig = (values: Record<string, string> = {}) =>
+export const testConfigLayer = (values: Record<string, string> = {}) =>
   Layer.unwrapScoped(
     Effect.map(
       Effect.acquireRelease(
@@ -32,16 +32,16 @@ export const testConfig = (values: Record<string, string> = {}) =>
   )
 
 /**
- * Every service of `linkServices` over PGlite in memory (on a thread of its own, migrated at
+ * Every service of `servicesLayer` over PGlite in memory (on a thread of its own, migrated at
  * start), for an embedder's own tests: nothing to install or run. Time is Effect's `Clock`, so under
  * `@effect/vitest`'s `TestClock` tokens expire and the scheduler sweeps when the test moves it.
  */
-export const testServices = (values: Record<string, string> = {}, clicks: ClickLogOptions = clickLogDefaults) =>
-  servicesOver(embeddedClient("memory://"), clicks).pipe(Layer.provide(testConfig(values)))
+export const testServicesLayer = (values: Record<string, string> = {}, clicks: ClickLogOptions = clickLogDefaults) =>
+  servicesLayerOver(embeddedClient("memory://"), clicks).pipe(Layer.provide(testConfigLayer(values)))
 
-/** The caller an e-mail and password sign in as, through an access token as the API would. */
+/** The caller an e-mail and password sign in as, through an access token (E2). */
 export const callerOf = (email: string, password: string) =>
   Effect.gen(function* () {
     const session = yield* (yield* Sessions).accessToken({ email, password })
-    return yield* (yield* Authentication).bearer(Redacted.make(session.accessToken))
+    return yield* (yield* Callers).ofAccessToken(session.accessToken)
   })
