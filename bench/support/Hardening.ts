@@ -4,7 +4,8 @@
  *
  * 1. One customer's reports on the embedded database (a service with no DATABASE_URL, a temporary
  *    DATA_DIR): HARDENING_CLICKS (default 150,000) clicks made today by real redirects over 300 links,
- *    then cached redirects at a fixed 2,000 req/s for 10 s, quiet and while 3 clients loop the
+ *    then cached redirects at a fixed 2,000 req/s for 10 s (evenly spaced, timed from each request's
+ *    due time), quiet and while 3 clients loop the
  *    partial-day reports E17 and E20 (user_id=all, keyword=example: every link) over the clicks (a
  *    refused report is asked again 100 ms later). PGlite on the main thread stalled every request for
  *    as long as one report ran.
@@ -30,6 +31,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import type { Cleanup } from "./Cleanup.ts"
 import { freePort } from "./FreePort.ts"
 import { generatorOptions } from "./Load.ts"
+import { pacedLoad } from "./PacedLoad.ts"
 import { startService } from "./ServiceProcess.ts"
 import { accessTokenOf, ADMIN_EMAIL, ADMIN_PASSWORD, benchServiceEnv, requestJson } from "./Setup.ts"
 import { BROWSER, makeShortLinks, statuses } from "./Traffic.ts"
@@ -177,25 +179,32 @@ interface FixedRun {
   readonly errors: number
 }
 
-/** Cached redirects at a fixed rate (20 connections): a request due while all 20 wait is sent late. */
+/**
+ * Cached redirects at a fixed rate, evenly spaced over 20 connections (support/PacedLoad.ts), each
+ * timed from when it was due: a request due while all 20 wait counts its wait.
+ */
 const fixedRedirects = async (baseUrl: string, host: string, prefix: string): Promise<FixedRun> => {
-  const result = await autocannon({
-    ...generatorOptions,
-    url: baseUrl,
+  const url = new URL(baseUrl)
+  const result = await pacedLoad({
+    host: url.hostname,
+    port: Number(url.port),
+    hostHeader: host,
+    headers: { "user-agent": BROWSER },
+    paths: Array.from({ length: LINKS }, (_, n) => `/${prefix}${n}`),
+    rate: REDIRECT_RATE,
+    seconds: REDIRECT_SECONDS,
     connections: 20,
-    overallRate: REDIRECT_RATE,
-    duration: REDIRECT_SECONDS,
-    headers: { "user-agent": BROWSER, host },
-    requests: Array.from({ length: LINKS }, (_, n) => ({ method: "GET" as const, path: `/${prefix}${n}` }))
+    timeoutMs: 10_000
   })
-  const stats = result.statusCodeStats as Record<string, { count: number } | undefined>
+  const latency = result.fromDue
+  const round = (ms: number) => Math.round(ms * 10) / 10
   return {
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    sent: result.requests.total,
-    byStatus: statuses(Object.fromEntries(Object.entries(stats).map(([status, entry]) => [status, entry?.count ?? 0]))),
-    errors: result.errors
+    p50: round(latency.p50),
+    p99: round(latency.p99),
+    max: round(latency.max),
+    sent: latency.count,
+    byStatus: statuses(result.statuses),
+    errors: result.errors + result.timeouts + result.unsent
   }
 }
 
