@@ -12,6 +12,8 @@ import { call, newUser } from "./support/Http.ts"
 import { testRedisUrl } from "./support/RateWindow.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { BreakableServer, DatabaseLink } from "./support/BreakableServer.ts"
+import { parseExposition, valueOf } from "./support/Prometheus.ts"
 
 interface Line {
   readonly message: unknown
@@ -184,4 +186,41 @@ describe("a dependency that goes down and comes back logs one warning, then one 
       expect(warnings(lines)).toHaveLength(1)
     }).pipe(Effect.provide(logs.layer), Effect.scoped)
   }, 40_000)
+})
+
+describe("a database outage", () => {
+  const logs = captureJson()
+  layer(BreakableServer({}, LogLevel.Info).pipe(Layer.provide(logs.layer)), { excludeTestServices: true })((it) => {
+    it.effect("logs one warning however many requests fail, one info line once it answers again; its 503s are counted as database_unavailable", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const database = yield* DatabaseLink
+        const unavailable = Effect.map(call("GET", "/metrics"), (reply) =>
+          valueOf(parseExposition(reply.text), "http_unavailable_total", { reason: "database_unavailable" })
+        )
+        const before = yield* unavailable
+        yield* database.cut
+        for (let i = 0; i < 4; i++) {
+          expect((yield* call("GET", "/api/v4/domains", { token: user.token })).status).toBe(503)
+          expect((yield* call("GET", "/readyz")).status).toBe(503)
+        }
+        expect((yield* unavailable) - before).toBe(8)
+        const aboutDatabase = () => logs.lines.filter((line) => String(line.message).startsWith("the database "))
+        expect(aboutDatabase().map((line) => [line.logLevel, line.message])).toEqual([
+          ["WARN", expect.stringMatching(/^the database unavailable: .+; retrying with backoff/)]
+        ])
+        yield* database.restore
+        let ready = 503
+        for (let i = 0; i < 50 && ready !== 200; i++) {
+          ready = (yield* call("GET", "/readyz")).status
+          if (ready !== 200) yield* Effect.sleep(200)
+        }
+        expect(ready).toBe(200)
+        expect(aboutDatabase().map((line) => [line.logLevel, line.message])).toEqual([
+          ["WARN", expect.stringMatching(/^the database unavailable: /)],
+          ["INFO", expect.stringMatching(/^the database available again after \d+(\.\d)? s$/)]
+        ])
+      })
+    )
+  })
 })

@@ -84,7 +84,7 @@ const baseUrlLayer = Layer.effect(
  * The whole service like `TestServer`, but reaching its database through a proxy that the test can
  * cut or black-hole (`DatabaseLink`), to see how it behaves when the database stops answering.
  */
-export const BreakableServer = (env: Record<string, string> = {}) => {
+export const BreakableServer = (env: Record<string, string> = {}, logLevel: LogLevel.LogLevel = LogLevel.Error) => {
   const link = linkLayer
   const database = Layer.unwrapEffect(
     Effect.map(DatabaseLink, (link) =>
@@ -105,6 +105,6 @@ export const BreakableServer = (env: Record<string, string> = {}) => {
       })
     ),
     Layer.provideMerge(link),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    Layer.provide(Logger.minimumLogLevel(logLevel))
   )
 }
