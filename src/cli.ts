@@ -4,7 +4,8 @@ import { Cause, ConfigError, Effect, Exit, Layer, Logger, LogLevel, type ParseRe
 import { parseInvocation } from "./Cli/Arguments.ts"
 import type { Command, UsageError } from "./Cli/Command.ts"
 import type { Outcome } from "./Cli/Outcome.ts"
-import { USAGE } from "./Cli/Usage.ts"
+import { commandUsage, USAGE } from "./Cli/Usage.ts"
+import { version } from "./Cli/Version.ts"
 import { AppConfig } from "./Config.ts"
 import type { ApiError } from "./Platform/ApiError.ts"
 import type { AdminError } from "./Accounts/Accounts.ts"
@@ -52,13 +53,17 @@ const quietLogger = Layer.merge(
   Logger.minimumLogLevel(LogLevel.Warning)
 )
 
-const run = (command: Command) =>
-  command._tag === "Help"
-    ? Effect.succeed<Outcome>({ json: { usage: USAGE }, text: USAGE })
-    : Effect.flatMap(
+const run = (command: Command) => {
+  if (command._tag === "Help") {
+    const usage = command.command === undefined ? USAGE : commandUsage(command.command)
+    return Effect.succeed<Outcome>({ json: { usage }, text: usage })
+  }
+  if (command._tag === "Version") return Effect.sync((): Outcome => ({ json: { version: version() }, text: version() }))
+  return Effect.flatMap(
         Effect.promise(() => import("./Cli/Execute.ts")),
-        ({ execute }) => execute(command)
-      )
+    ({ execute }) => execute(command)
+  )
+}
 
 /** Runs the command line and answers the process exit code. */
 const main = (argv: ReadonlyArray<string>) => {

@@ -3,9 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { verify } from "@node-rs/argon2"
 import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { execFile, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,7 +17,7 @@ import { AppConfig } from "../src/Config.ts"
 import { UtmTemplateRepo } from "../src/Tags/UtmTemplateRepo.ts"
 import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
 import { loadMigrations } from "../src/Sql/Migrator.ts"
-import { call, codes, numberAt, stringAt, within } from "./support/Http.ts"
+import { at, call, codes, numberAt, stringAt, within } from "./support/Http.ts"
 import { BaseUrl } from "./support/TestServer.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 
@@ -33,7 +33,12 @@ const scratch: Array<string> = [dataDir]
 let databaseUrl: string | undefined
 let databaseName: string | undefined
 
+/** The CLI as `npm run build` bundles it, in a folder of this run (child processes run what ships). */
+const bundleDir = mkdtempSync(join(ROOT, ".vitest-cli-"))
+scratch.push(bundleDir)
+
 beforeAll(async () => {
+  execFileSync(process.execPath, ["scripts/bundle-cli.mjs", bundleDir], { cwd: ROOT })
   if (testServerUrl === undefined) return
   const created = await createServerDatabase(testServerUrl, "links_cli_test")
   databaseName = created.name
@@ -52,7 +57,7 @@ interface Run {
 }
 
 /** The real CLI in a child process, on this file's database unless `env` says otherwise (undefined: unset). */
-const cli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
+const cli = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}, input?: string) =>
   Effect.async<Run>((resume) => {
     const childEnv: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "info" }
     for (const name of ["DATABASE_URL", "TEST_DATABASE_URL", "REDIS_URL", "TOKEN_SECRET"]) delete childEnv[name]
@@ -61,13 +66,14 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string | undefined
     for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name]
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", "src/cli.ts", ...args],
-      { cwd: ROOT, env: childEnv, timeout: 60_000 },
+      [join(bundleDir, "Cli", "main.js"), ...args],
+      { cwd: ROOT, env: childEnv, timeout: 90_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
         resume(Effect.succeed({ code, stdout, stderr }))
       }
     )
+    child.stdin?.end(input)
     return Effect.sync(() => child.kill())
   })
 
@@ -158,29 +164,43 @@ const usageError = (...args: ReadonlyArray<string>) =>
 describe("admin CLI command line", () => {
   it.effect("reads every command with its defaults", () =>
     Effect.gen(function* () {
+      const given = { _tag: "Given", password: PASSWORD } as const
       const read = (...args: ReadonlyArray<string>) => parseInvocation(args).command
       expect(yield* read("account", "create", "--name", " Acme ", "--plan", "team")).toEqual(
         Command.AccountCreate({ name: "Acme", plan: "team", linkQuota: null })
       )
       expect(yield* read("--json", "user", "create", "--account=7", "--email", "a@example.com", "--password", PASSWORD)).toEqual(
-        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, firstName: undefined, lastName: undefined, role: "member" })
+        Command.UserCreate({ accountId: 7, email: "a@example.com", password: given, nickname: undefined, firstName: undefined, lastName: undefined, role: "member" })
       )
       expect(
         yield* read("user", "create", "--account", "7", "--email", "a@example.com", "--password", PASSWORD, "--first-name", " Ada ", "--last-name", "Lovelace")
       ).toEqual(
-        Command.UserCreate({ accountId: 7, email: "a@example.com", password: PASSWORD, nickname: undefined, firstName: "Ada", lastName: "Lovelace", role: "member" })
+        Command.UserCreate({ accountId: 7, email: "a@example.com", password: given, nickname: undefined, firstName: "Ada", lastName: "Lovelace", role: "member" })
       )
       expect(yield* read("user", "disable", "--email", " a@example.com ")).toEqual(Command.UserDisable({ email: "a@example.com" }))
       expect(yield* read("user", "enable", "--email", "a@example.com")).toEqual(Command.UserEnable({ email: "a@example.com" }))
       expect(yield* read("user", "password", "--email", "a@example.com", "--password", PASSWORD)).toEqual(
-        Command.UserPassword({ email: "a@example.com", password: PASSWORD })
+        Command.UserPassword({ email: "a@example.com", password: given })
       )
+      expect(yield* read("user", "password", "--email", "a@example.com", "--password-stdin")).toEqual(
+        Command.UserPassword({ email: "a@example.com", password: { _tag: "Stdin" } })
+      )
+      expect(yield* read("user", "password", "--email", "a@example.com")).toEqual(
+        Command.UserPassword({ email: "a@example.com", password: { _tag: "Prompt" } })
+      )
+      expect(yield* read("user", "list", "--account", "2", "--page", "3")).toEqual(Command.UserList({ accountId: 2, page: 3 }))
+      expect(yield* read("domain", "list")).toEqual(Command.DomainList({ accountId: null, page: 1 }))
+      expect(yield* read("link", "list", "--domain", "4")).toEqual(Command.LinkList({ domainId: 4, page: 1 }))
+      expect(yield* read("user", "delete", "--email", "a@example.com")).toEqual(Command.UserDelete({ email: "a@example.com" }))
+      expect(yield* read("token-secret", "rotate")).toEqual(Command.TokenSecretRotate())
+      expect(yield* read("account", "list", "--version")).toEqual(Command.Version())
       expect(yield* read("domain", "ssl", "--off", "--domain", "3")).toEqual(Command.DomainSsl({ domainId: 3, hasSsl: false }))
       expect(yield* read("utm-template", "create", "--domain", "3", "--name", "T", "--fields", JSON.stringify([SOURCE]))).toEqual(
         Command.UtmTemplateCreate({ domainId: 3, name: "T", fields: [SOURCE] })
       )
-      expect(yield* read()).toEqual(Command.Help())
-      expect(yield* read("user", "create", "--help")).toEqual(Command.Help())
+      expect(yield* read()).toEqual(Command.Help({ command: undefined }))
+      expect(yield* read("user", "create", "--help")).toEqual(Command.Help({ command: "user create" }))
+      expect(yield* read("frobnicate", "--help")).toEqual(Command.Help({ command: undefined }))
       expect(parseInvocation(["migrate", "--json"]).json).toBe(true)
       expect(parseInvocation(["migrate", "--plan", "x", "--json"]).json).toBe(true)
     })
@@ -205,14 +225,19 @@ describe("admin CLI command line", () => {
         [["account", "create", "--name", "A", "--plan", "free", "--link-quota=-1"], '--link-quota must be a whole number from 0 to 2147483647, not "-1"'],
         [["user", "create", "--account", "0", "--email", "a@example.com", "--password", PASSWORD], '--account must be a positive whole number, not "0"'],
         [["user", "create", "--account", "1.5", "--email", "a@example.com", "--password", PASSWORD], '--account must be a positive whole number, not "1.5"'],
-        [[...user], "user create needs --password"],
+        [[...user, "--password", PASSWORD, "--password-stdin"], "user create takes --password or --password-stdin, not both"],
+        [["user", "list", "--page", "0"], '--page must be a positive whole number, not "0"'],
+        [["link", "list"], "link list needs --domain"],
+        [["link", "show", "--link", "x"], '--link must be a positive whole number, not "x"'],
+        [["token-secret", "rotate", "--email", "a@example.com"], "--email is not an option of token-secret rotate"],
+        [["user", "delete"], "user delete needs --email"],
         [[...user, "--password", "aaaaaaaaaaaa"], "the password must use at least 5 different characters"],
         [[...user, "--password", "a@example.com"], "the password must not be the e-mail address"],
         [[...user, "--password", PASSWORD, "--nickname", ""], "--nickname must have 1 to 100 characters"],
         [["user", "refresh-token"], "user refresh-token needs --email"],
         [["user", "disable"], "user disable needs --email"],
         [["user", "enable", "--email", "a@example.com", "--password", PASSWORD], "--password is not an option of user enable"],
-        [["user", "password", "--email", "a@example.com"], "user password needs --password"],
+        [["user", "password", "--email", "a@example.com", "--password-stdin", "--password", PASSWORD], "user password takes --password or --password-stdin, not both"],
         [["user", "password", "--email", "a@example.com", "--password", "short"], "the password must have at least 10 characters"],
         [["user", "password", "--email", "a@example.com", "--password", "A@example.com"], "the password must not be the e-mail address"],
         [["domain", "admin", "--user", "1", "--domain", "x1"], '--domain must be a positive whole number, not "x1"'],
@@ -519,22 +544,21 @@ describe("admin CLI", { timeout: 120_000 }, () => {
     })
   )
 
-  it.effect("the embedded database refuses a second process while one holds it, and takes over a dead one's lock", () =>
+  it.effect("the embedded database refuses a second process while one holds it without a socket, and takes over a dead one's lock", () =>
     Effect.gen(function* () {
       const embeddedDir = mkdtempSync(join(tmpdir(), "links-cli-lock-"))
       scratch.push(embeddedDir)
       const lockFile = join(embeddedDir, "pglite.lock")
       const embedded = { DATA_DIR: embeddedDir, DATABASE_URL: undefined }
-      const whileHeld = yield* Effect.provide(
-        Effect.zipRight(Effect.sync(() => expect(existsSync(lockFile)).toBe(true)), cli(["migrate"], embedded)),
-        embeddedClient(embeddedDir)
-      )
+      // A live process that holds the lock and announced no socket (one starting, or of an older version).
+      writeFileSync(lockFile, `${process.pid}\n`)
+      const whileHeld = yield* cli(["migrate"], embedded)
       expect(whileHeld).toEqual({
         code: 1,
         stdout: "",
         stderr: `error: the embedded database in ${embeddedDir} is in use by process ${process.pid}; stop it or set DATABASE_URL\n`
       })
-      expect(existsSync(lockFile)).toBe(false)
+      rmSync(lockFile)
 
       const dead = spawnSync(process.execPath, ["-e", "0"]).pid
       writeFileSync(lockFile, `${dead}\n`)
@@ -543,5 +567,203 @@ describe("admin CLI", { timeout: 120_000 }, () => {
       expect(parse(taken.stdout)).toEqual({ applied: loadMigrations().map((m) => m.id) })
       expect(existsSync(lockFile)).toBe(false)
     })
+  )
+
+  it.effect("list and show accounts, users, domains and links, as JSON and as tables; unknown ids are refused", () =>
+    Effect.gen(function* () {
+      const { accountA, domainA } = yield* fixture
+      const email = uniqueEmail("listed")
+      const userId = numberAt(yield* json("user", "create", "--account", String(accountA), "--email", email, "--password", PASSWORD), "user_id")
+      const linkId = yield* withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ id: number }>`
+            INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+            VALUES (${domainA}, ${userId}, 'https://example.com/listed', ${`l${randomBytes(3).toString("hex")}`}, 'https://example.com/listed')
+            RETURNING id`
+          return rows[0]!.id
+        })
+      )
+      const account = yield* json("account", "show", "--account", String(accountA))
+      expect(account).toMatchObject({ id: accountA, name: "fixture A", plan: "team", link_quota: null, domains: 1 })
+      expect(numberAt(account, "links")).toBeGreaterThanOrEqual(1)
+      const accounts = yield* json("account", "list")
+      expect(at(accounts, "objects")).toEqual(expect.arrayContaining([expect.objectContaining({ id: accountA })]))
+      expect(at(accounts, "meta")).toMatchObject({ page: 1, per_page: 50 })
+
+      const users = yield* json("user", "list", "--account", String(accountA))
+      expect(at(users, "objects")).toEqual(expect.arrayContaining([expect.objectContaining({ user_id: userId, email, role: "member", disabled: false, links: 1 })]))
+      expect(yield* json("user", "show", "--email", email.toUpperCase())).toMatchObject({ user_id: userId, account_id: accountA, email, links: 1, access_tokens: 0, admin_of_domains: [] })
+
+      expect(yield* json("domain", "list", "--account", String(accountA))).toMatchObject({ objects: [{ id: domainA, account_id: accountA, status: "active" }], meta: { total: 1 } })
+      expect(yield* json("domain", "show", "--domain", String(domainA))).toMatchObject({ id: domainA, links: 1, has_ssl: expect.any(Boolean) })
+      expect(yield* json("link", "list", "--domain", String(domainA))).toMatchObject({ objects: [expect.objectContaining({ id: linkId, user_id: userId, status: "active" })] })
+      expect(yield* json("link", "show", "--link", String(linkId))).toMatchObject({ id: linkId, domain_id: domainA, url: "https://example.com/listed", click_count: 0 })
+      expect((yield* json("link", "list", "--domain", String(domainA), "--page", "9")) ).toMatchObject({ objects: [] })
+
+      const tableRun = yield* cli(["user", "list", "--account", String(accountA)])
+      expect(tableRun.code).toBe(0)
+      const lines = tableRun.stdout.trimEnd().split("\n")
+      expect(lines[0]).toMatch(/^user_id\s+account_id\s+email\s+nickname\s+role\s+disabled\s+links\s+created$/)
+      expect(lines.some((line) => line.includes(email) && / member +false +1 /.test(line))).toBe(true)
+      expect(lines.at(-1)).toMatch(/^\(page 1 of 1, \d+ users in all\)$/)
+      const record = yield* cli(["link", "show", "--link", String(linkId)])
+      expect(record.stdout).toMatch(/^id +\d+\n/)
+      expect(record.stdout).toContain(`user_id        ${userId}\n`)
+
+      yield* refused(["account", "show", "--account", "999999"], 1, /^error: there is no account 999999\n$/)
+      yield* refused(["user", "show", "--email", "nobody@example.com"], 1, /^error: there is no user with the e-mail nobody@example.com\n$/)
+      yield* refused(["domain", "show", "--domain", "999999"], 1, /^error: there is no domain 999999\n$/)
+      yield* refused(["link", "list", "--domain", "999999"], 1, /^error: there is no domain 999999\n$/)
+      yield* refused(["link", "show", "--link", "999999"], 1, /^error: there is no link 999999\n$/)
+      yield* refused(["link", "list", "--domain", "1", "--colour", "red"], 2, /unknown option --colour/)
+    })
+  )
+
+  it.effect("passwords come from stdin or a terminal, never only from the command line; revoke-tokens, delete", () =>
+    Effect.gen(function* () {
+      const { accountA } = yield* fixture
+      const email = uniqueEmail("stdin")
+      const created = yield* cli(["user", "create", "--account", String(accountA), "--email", email, "--password-stdin", "--json"], {}, `${PASSWORD}\n`)
+      expect(created.code, created.stderr).toBe(0)
+      const userId = numberAt(parse(created.stdout), "user_id")
+      const hashOf = withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ password_hash: string }>`SELECT password_hash FROM users WHERE id = ${userId}`
+          return rows[0]!.password_hash
+        })
+      )
+      expect(yield* Effect.promise(() => hashOf.pipe(Effect.runPromise).then((hash) => verify(hash, PASSWORD)))).toBe(true)
+      const changed = yield* cli(["user", "password", "--email", email, "--password-stdin", "--json"], {}, "another long passphrase\r\n")
+      expect(changed.code, changed.stderr).toBe(0)
+      expect(yield* Effect.promise(() => hashOf.pipe(Effect.runPromise).then((hash) => verify(hash, "another long passphrase")))).toBe(true)
+
+      // Not a terminal and no password: refused before the database is opened.
+      const unreachable = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }
+      const noTerminal = yield* cli(["user", "password", "--email", email], unreachable)
+      expect(noTerminal).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: "error: no password given: pass it on stdin with --password-stdin, or run on a terminal to be asked for it (see --help)\n"
+      })
+      const weak = yield* cli(["user", "password", "--email", email, "--password-stdin"], unreachable, "short\n")
+      expect([weak.code, weak.stderr]).toEqual([2, "error: the password must have at least 10 characters (see --help)\n"])
+
+      expect(yield* json("user", "revoke-tokens", "--email", email)).toEqual({ user_id: userId, email })
+      yield* refused(["user", "revoke-tokens", "--email", "nobody@example.com"], 1, /^error: there is no user with the e-mail nobody@example.com\n$/)
+
+      expect(yield* json("user", "delete", "--email", email.toUpperCase())).toEqual({ user_id: userId, email, deleted: true })
+      yield* refused(["user", "show", "--email", email], 1, /there is no user/)
+      yield* refused(["user", "delete", "--email", email], 1, /^error: there is no user with the e-mail /)
+      const owner = uniqueEmail("owner")
+      const ownerId = numberAt(yield* json("user", "create", "--account", String(accountA), "--email", owner, "--password", PASSWORD), "user_id")
+      yield* withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { domainA } = yield* fixture
+          yield* sql`INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+            VALUES (${domainA}, ${ownerId}, 'https://example.com/', ${`o${randomBytes(3).toString("hex")}`}, 'https://example.com/')`
+        })
+      )
+      yield* refused(["user", "delete", "--email", owner], 1, new RegExp(`^error: user ${ownerId} ${owner} owns 1 link\\(s\\), 0 tag\\(s\\) and 0 group\\(s\\), which keep them: disable them instead \\(user disable\\)\\n$`))
+    })
+  )
+
+  it.effect("--version and per-command --help", () =>
+    Effect.gen(function* () {
+      const manifest = parse(readFileSync(join(ROOT, "package.json"), "utf8"))
+      const [version, asJson, help] = yield* Effect.all([cli(["--version"]), cli(["user", "list", "--version", "--json"]), cli(["user", "password", "--help"])], {
+        concurrency: "unbounded"
+      })
+      expect(version).toEqual({ code: 0, stdout: `${stringAt(manifest, "version")}\n`, stderr: "" })
+      expect(parse(asJson.stdout)).toEqual({ version: stringAt(manifest, "version") })
+      expect(help.code).toBe(0)
+      expect(help.stdout).toMatch(/^Usage: npm run cli -- user password --email E \[--password P \| --password-stdin\] \[--json\]\n/)
+      expect(help.stdout).not.toContain("account create")
+    })
+  )
+
+  it.effect("token-secret rotate writes a new secret and revokes every access token; refused when TOKEN_SECRET sets it", () =>
+    Effect.gen(function* () {
+      const secretDir = mkdtempSync(join(tmpdir(), "links-cli-secret-"))
+      scratch.push(secretDir)
+      const file = join(secretDir, "token-secret")
+      writeFileSync(file, "the old secret", { mode: 0o600 })
+      const { accountA } = yield* fixture
+      const email = uniqueEmail("rotated")
+      const userId = numberAt(yield* json("user", "create", "--account", String(accountA), "--email", email, "--password", PASSWORD), "user_id")
+      const tokens = withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
+            VALUES (${randomBytes(32)}, ${randomBytes(32)}, ${userId}, now() + interval '1 hour')`
+        })
+      )
+      yield* tokens
+      const run = yield* cli(["token-secret", "rotate", "--json"], { DATA_DIR: secretDir })
+      expect(run.code, run.stderr).toBe(0)
+      expect(numberAt(parse(run.stdout), "revoked_access_tokens")).toBeGreaterThanOrEqual(1)
+      const after = readFileSync(file, "utf8")
+      expect(after).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      expect(yield* json("user", "show", "--email", email)).toMatchObject({ access_tokens: 0 })
+      const fromEnvironment = yield* cli(["token-secret", "rotate"], { DATA_DIR: secretDir, TOKEN_SECRET: "set by the operator" })
+      expect(fromEnvironment.code).toBe(1)
+      expect(fromEnvironment.stderr).toMatch(/^error: TOKEN_SECRET sets the token secret: give every instance a new value and restart them/)
+      expect(readFileSync(file, "utf8")).toBe(after)
+    })
+  )
+
+  it.scopedLive("on the embedded database the CLI works while the server runs, through the server's socket, and its changes reach the server", () =>
+    Effect.gen(function* () {
+      const embeddedDir = mkdtempSync(join(tmpdir(), "links-cli-live-"))
+      scratch.push(embeddedDir)
+      const embedded = { DATA_DIR: embeddedDir, DATABASE_URL: undefined }
+      const layer = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
+        Layer.provideMerge(Shutdown.layer),
+        Layer.provideMerge(coreLayer(embeddedClient(embeddedDir))),
+        Layer.provide(AppConfig.layerFromMap({ DATA_DIR: embeddedDir, RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000" })),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+      const address = Context.get(yield* Layer.build(layer), HttpServer.HttpServer).address
+      const base = `http://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}`
+      const on = Effect.provideService(BaseUrl, base)
+      expect(existsSync(join(embeddedDir, "pglite.socket"))).toBe(true)
+
+      const run = (args: ReadonlyArray<string>, input?: string) =>
+        Effect.map(cli([...args, "--json"], embedded, input), (result) => {
+          expect(result.stderr).toBe("")
+          expect(result.code).toBe(0)
+          return parse(result.stdout)
+        })
+      const accountId = numberAt(yield* run(["account", "create", "--name", "Live", "--plan", "team"]), "id")
+      const email = uniqueEmail("live")
+      const userId = numberAt(yield* run(["user", "create", "--account", String(accountId), "--email", email, "--password-stdin"], `${PASSWORD}\n`), "user_id")
+      const token = () => Effect.map(call("POST", "/api/v4/access_token", { body: { email, password: PASSWORD } }).pipe(on), (reply) => stringAt(reply.body, "access_token"))
+      const isRevoked = (bearer: string) =>
+        Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on), (reply) => reply.status === 401 && codes(reply)[0] === 10000)
+
+      const first = yield* token()
+      expect(yield* isRevoked(first)).toBe(false)
+      expect(yield* run(["user", "show", "--email", email])).toMatchObject({ user_id: userId, access_tokens: 1 })
+      expect(yield* run(["user", "disable", "--email", email])).toEqual({ user_id: userId, email, disabled: true })
+      expect(yield* within(1000, isRevoked(first))).toBeLessThan(1000)
+      yield* run(["user", "enable", "--email", email])
+      const second = yield* token()
+      expect(yield* isRevoked(second)).toBe(false)
+      expect(yield* run(["user", "revoke-tokens", "--email", email])).toEqual({ user_id: userId, email })
+      expect(yield* within(1000, isRevoked(second))).toBeLessThan(1000)
+
+      const third = yield* token()
+      expect(yield* run(["token-secret", "rotate"])).toEqual({ revoked_access_tokens: 1 })
+      expect(yield* within(1000, isRevoked(third))).toBeLessThan(1000)
+      const fourth = yield* token()
+      expect(fourth).not.toBe(third)
+      expect(yield* token()).toBe(fourth)
+      expect(yield* isRevoked(fourth)).toBe(false)
+      expect(at(yield* run(["user", "list", "--account", String(accountId)]), "objects")).toEqual([expect.objectContaining({ user_id: userId, email })])
+    }),
+    120_000
   )
 })

@@ -112,6 +112,23 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
         })
       )
 
-    return { createAccount, createUser, makeDomainAdmin, setSsl, bootstrap } as const
+    /** Deletes a user who owns nothing; one who owns links, tags or groups can only be disabled. */
+    const deleteUser = (email: string) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const user = yield* users.findByEmail(email.trim())
+          if (Option.isNone(user)) return yield* new AdminError({ message: `there is no user with the e-mail ${email.trim()}` })
+          const { groups, links, tags } = yield* users.owned(user.value.id)
+          if (links + tags + groups > 0) {
+            return yield* new AdminError({
+              message: `user ${user.value.id} ${user.value.email} owns ${links} link(s), ${tags} tag(s) and ${groups} group(s), which keep them: disable them instead (user disable)`
+            })
+          }
+          yield* users.remove(user.value.id)
+          return { user_id: user.value.id, email: user.value.email, deleted: true }
+        })
+      )
+
+    return { createAccount, createUser, makeDomainAdmin, setSsl, bootstrap, deleteUser } as const
   })
 }) {}

@@ -131,6 +131,19 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
     const countOfAccount = (accountId: number) =>
       Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users WHERE account_id = ${accountId}`, (rows) => rows[0]?.n ?? 0)
 
+    /** What the user owns that keeps their row: links (deleted ones too, whose clicks still count), tags and groups. */
+    const owned = (id: number) =>
+      Effect.map(
+        sql<{ links: number; tags: number; groups: number }>`
+          SELECT (SELECT count(*) FROM links WHERE user_id = ${id})::int8 AS links,
+                 (SELECT count(*) FROM tags WHERE user_id = ${id})::int8 AS tags,
+                 (SELECT count(*) FROM link_groups WHERE user_id = ${id})::int8 AS groups`,
+        (rows) => rows[0] ?? { links: 0, tags: 0, groups: 0 }
+      )
+
+    /** Deletes the user (their access tokens, domain admin rights and group memberships go with them). */
+    const remove = (id: number) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid)
+
     const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
 
     return {
@@ -143,6 +156,8 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       setDisabled,
       listOfAccount,
       countOfAccount,
+      owned,
+      remove,
       count
     } as const
   })

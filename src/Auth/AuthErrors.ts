@@ -23,3 +23,6 @@ export class UnknownUser extends Schema.TaggedError<UnknownUser>()("UnknownUser"
 
 /** A new password the account rules refuse (an operator's request), with the rule it breaks. */
 export class WeakPassword extends Schema.TaggedError<WeakPassword>()("WeakPassword", { message: Schema.String }) {}
+
+/** The token secret comes from `TOKEN_SECRET`, which only the operator's environment can change. */
+export class SecretFromEnvironment extends Schema.TaggedError<SecretFromEnvironment>()("SecretFromEnvironment", { message: Schema.String }) {}

@@ -3,10 +3,11 @@ import { Effect, Option } from "effect"
 import { User } from "../Accounts/User.ts"
 import { UserRepo, type UserRecord } from "../Accounts/UserRepo.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
-import { InvalidCredentials, type LoginsBusy, UnknownUser, WeakPassword } from "./AuthErrors.ts"
+import { InvalidCredentials, type LoginsBusy, SecretFromEnvironment, UnknownUser, WeakPassword } from "./AuthErrors.ts"
 import { LoginThrottle } from "./LoginThrottle.ts"
 import { passwordProblem, Passwords } from "./Passwords.ts"
-import { newRefreshToken, refreshTokenHash, TokenStore } from "./TokenStore.ts"
+import { newRefreshToken, refreshTokenHash, replaceTokenSecret, TokenStore } from "./TokenStore.ts"
+import { AppConfig } from "../Config.ts"
 
 const MAX_EMAIL_LENGTH = 320
 const MAX_REFRESH_TOKEN_LENGTH = 256
@@ -48,6 +49,7 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
     const passwords = yield* Passwords
     const tokens = yield* TokenStore
     const throttle = yield* LoginThrottle
+    const config = yield* AppConfig
 
     /** The user, when the credentials `judged` for the e-mail match one that is not disabled; judged by the throttle. */
     const checked = <E, R>(
@@ -148,7 +150,28 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
         return { user_id: done.id, email: done.email }
       })
 
-    return { validateLogin, accessToken, revokeAccessToken, rotateRefreshToken, disable, enable, changePassword } as const
+    /** The operator's: every access token of the user stops working; the password and refresh token stay. */
+    const revokeTokens = (email: string) =>
+      revokingTokens(email, Effect.map(users.findByEmail(email.trim()), Option.map((user) => ({ id: user.id, email: user.email })))).pipe(
+        Effect.map((user) => ({ user_id: user.id, email: user.email }))
+      )
+
+    /**
+     * The operator's: a new token secret in `DATA_DIR` (instances reading that file take it at their next
+     * login), and every access token deleted, since the old secret and a copy of the database together
+     * rebuild them. Refused when `TOKEN_SECRET` sets the secret.
+     */
+    const rotateTokenSecret = Effect.gen(function* () {
+      if (Option.isSome(config.tokenSecret)) {
+        return yield* new SecretFromEnvironment({
+          message: "TOKEN_SECRET sets the token secret: give every instance a new value and restart them (their access tokens stop working)"
+        })
+      }
+      const file = replaceTokenSecret(config.dataDir)
+      return { file, revoked_access_tokens: yield* tokens.revokeEveryone }
+    })
+
+    return { validateLogin, accessToken, revokeAccessToken, rotateRefreshToken, disable, enable, changePassword, revokeTokens, rotateTokenSecret } as const
   }),
   dependencies: [UserRepo.Default, TokenStore.Default, LoginThrottle.Default, Passwords.layer]
 }) {}

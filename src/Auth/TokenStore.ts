@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { AppConfig } from "../Config.ts"
 
@@ -28,18 +28,54 @@ export const newRefreshToken = () => {
 export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isSome(config.tokenSecret)) return { key: Buffer.from(Redacted.value(config.tokenSecret.value), "utf8") }
-    const file = resolve(config.dataDir, "token-secret")
+    if (Option.isSome(config.tokenSecret)) return fixedSecret(Buffer.from(Redacted.value(config.tokenSecret.value), "utf8"))
+    const file = tokenSecretFile(config.dataDir)
     if (!existsSync(file)) {
       mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
       writeFileSync(file, randomBytes(32).toString("base64url"), { flag: "wx", mode: 0o600 })
       chmodSync(file, 0o600)
       yield* Effect.logInfo(`generated a token secret in ${file}; set TOKEN_SECRET to share one between instances`)
     }
-    return { key: Buffer.from(readFileSync(file, "utf8").trim(), "utf8") }
+    const read = () => Buffer.from(readFileSync(file, "utf8").trim(), "utf8")
+    const key = read()
+    // The admin CLI's `token-secret rotate` replaces the file: a running instance takes the new key
+    // at its next login, without a restart.
+    let stamp = fileStamp(file)
+    let latest = key
+    return {
+      key,
+      current: () => {
+        const now = fileStamp(file)
+        if (now !== undefined && now !== stamp) {
+          latest = read()
+          stamp = now
+        }
+        return latest
+      }
+    }
   })
 }) {
-  static readonly layerFromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make({ key: Buffer.from(key, "utf8") }))
+  static readonly layerFromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make(fixedSecret(Buffer.from(key, "utf8"))))
+}
+
+/** `key`: the secret when the service started (the click log's visitor hashes); `current()`: the one tokens are made with now. */
+const fixedSecret = (key: Buffer) => ({ key, current: () => key })
+
+export const tokenSecretFile = (dataDir: string) => resolve(dataDir, "token-secret")
+
+const fileStamp = (file: string) => {
+  const stat = statSync(file, { throwIfNoEntry: false })
+  return stat === undefined ? undefined : `${stat.ino}:${stat.mtimeMs}:${stat.size}`
+}
+
+/** Replaces the token secret file of `dataDir` with a new random secret, in one rename. */
+export const replaceTokenSecret = (dataDir: string) => {
+  const file = tokenSecretFile(dataDir)
+  const draft = `${file}.${process.pid}`
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  writeFileSync(draft, randomBytes(32).toString("base64url"), { mode: 0o600 })
+  renameSync(draft, file)
+  return file
 }
 
 export interface IssuedToken {
@@ -57,7 +93,7 @@ export interface CheckedUser {
 export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const { key } = yield* TokenSecret
+    const secret = yield* TokenSecret
 
     /**
      * The user's unexpired access token if this instance can rebuild it, otherwise a new one (24 h);
@@ -74,6 +110,7 @@ export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
               AND password_hash = ${user.password_hash} AND refresh_token_hash = ${user.refresh_token_hash}
             FOR SHARE`
           if (unchanged.length === 0) return Option.none<IssuedToken>()
+          const key = secret.current()
           const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
           const current = yield* sql<{ seed: Buffer; token_hash: Buffer; expires: number }>`
             SELECT seed, token_hash, floor(extract(epoch FROM expires))::int8 AS expires
@@ -100,6 +137,12 @@ export class TokenStore extends Effect.Service<TokenStore>()("TokenStore", {
     /** Deletes the access token stored under `hash`, and no other. */
     const revoke = (hash: Uint8Array) => sql`DELETE FROM access_tokens WHERE token_hash = ${hash}`.pipe(Effect.asVoid)
 
-    return { issue, revokeAll, revoke } as const
+    /** Deletes every access token of every user (a new token secret); answers how many there were. */
+    const revokeEveryone = Effect.map(
+      sql<{ n: number }>`WITH gone AS (DELETE FROM access_tokens RETURNING 1) SELECT count(*)::int8 AS n FROM gone`,
+      (rows) => rows[0]?.n ?? 0
+    )
+
+    return { issue, revokeAll, revoke, revokeEveryone } as const
   })
 }) {}

@@ -5,7 +5,7 @@ import { Plan, Role } from "../Accounts/User.ts"
 import { emailProblem } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
-import { Command, UsageError } from "./Command.ts"
+import { Command, type PasswordSource, UsageError } from "./Command.ts"
 
 type Kind = "value" | "flag"
 
@@ -26,11 +26,14 @@ const optionKinds = {
   group: "value",
   link: "value",
   owner: "value",
+  page: "value",
+  "password-stdin": "flag",
   on: "flag",
   off: "flag",
   global: "flag",
   json: "flag",
-  help: "flag"
+  help: "flag",
+  version: "flag"
 } as const satisfies Record<string, Kind>
 
 type OptionName = keyof typeof optionKinds
@@ -130,6 +133,27 @@ const templateName = (given: Given) =>
     )
   )
 
+/** `--password P` (checked here), `--password-stdin`, or neither: a prompt (checked once read). */
+const passwordSource = (given: Given, email: string): Effect.Effect<PasswordSource, UsageError> => {
+  if (given.has("password") && given.has("password-stdin")) {
+    return Effect.fail(usage(`${given.command} takes --password or --password-stdin, not both`))
+  }
+  if (given.has("password-stdin")) return Effect.succeed({ _tag: "Stdin" })
+  if (!given.has("password")) return Effect.succeed({ _tag: "Prompt" })
+  return Effect.flatMap(given.required("password"), (password) =>
+    Effect.as(checked(passwordProblem(password, email)), { _tag: "Given", password } as const)
+  )
+}
+
+const page = (given: Given) => (given.has("page") ? given.id("page") : Effect.succeed(1))
+
+const optionalAccount = (given: Given) => (given.has("account") ? given.id("account") : Effect.succeed(null))
+
+const byEmail = (make: (email: string) => Command): CommandSpec => ({
+  options: ["email"],
+  build: (given) => Effect.map(text(given, "email", 254), make)
+})
+
 interface CommandSpec {
   readonly options: ReadonlyArray<OptionName>
   /** Options that may be given more than once; any other given twice is refused. */
@@ -147,15 +171,16 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         return Command.AccountCreate({ name, plan, linkQuota: yield* linkQuota(given) })
       })
   },
+  "account list": { options: ["page"], build: (given) => Effect.map(page(given), (page) => Command.AccountList({ page })) },
+  "account show": { options: ["account"], build: (given) => Effect.map(given.id("account"), (accountId) => Command.AccountShow({ accountId })) },
   "user create": {
-    options: ["account", "email", "password", "nickname", "first-name", "last-name", "role"],
+    options: ["account", "email", "password", "password-stdin", "nickname", "first-name", "last-name", "role"],
     build: (given) =>
       Effect.gen(function* () {
         const accountId = yield* given.id("account")
         const email = (yield* given.required("email")).trim()
         yield* checked(emailProblem(email))
-        const password = yield* given.required("password")
-        yield* checked(passwordProblem(password, email))
+        const password = yield* passwordSource(given, email)
         const nickname = given.has("nickname") ? yield* text(given, "nickname", 100) : undefined
         const firstName = given.has("first-name") ? yield* text(given, "first-name", 200) : undefined
         const lastName = given.has("last-name") ? yield* text(given, "last-name", 200) : undefined
@@ -163,22 +188,44 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         return Command.UserCreate({ accountId, email, password, nickname, firstName, lastName, role })
       })
   },
-  "user refresh-token": {
-    options: ["email"],
-    build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserRefreshToken({ email }))
+  "user list": {
+    options: ["account", "page"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.UserList({ accountId: yield* optionalAccount(given), page: yield* page(given) })
+      })
   },
-  "user disable": { options: ["email"], build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserDisable({ email })) },
-  "user enable": { options: ["email"], build: (given) => Effect.map(text(given, "email", 254), (email) => Command.UserEnable({ email })) },
+  "user show": byEmail((email) => Command.UserShow({ email })),
+  "user refresh-token": byEmail((email) => Command.UserRefreshToken({ email })),
+  "user revoke-tokens": byEmail((email) => Command.UserRevokeTokens({ email })),
+  "user disable": byEmail((email) => Command.UserDisable({ email })),
+  "user enable": byEmail((email) => Command.UserEnable({ email })),
+  "user delete": byEmail((email) => Command.UserDelete({ email })),
   "user password": {
-    options: ["email", "password"],
+    options: ["email", "password", "password-stdin"],
     build: (given) =>
       Effect.gen(function* () {
         const email = yield* text(given, "email", 254)
-        const password = yield* given.required("password")
-        yield* checked(passwordProblem(password, email))
-        return Command.UserPassword({ email, password })
+        return Command.UserPassword({ email, password: yield* passwordSource(given, email) })
       })
   },
+  "token-secret rotate": { options: [], build: () => Effect.succeed(Command.TokenSecretRotate()) },
+  "domain list": {
+    options: ["account", "page"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.DomainList({ accountId: yield* optionalAccount(given), page: yield* page(given) })
+      })
+  },
+  "domain show": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.DomainShow({ domainId })) },
+  "link list": {
+    options: ["domain", "page"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.LinkList({ domainId: yield* given.id("domain"), page: yield* page(given) })
+      })
+  },
+  "link show": { options: ["link"], build: (given) => Effect.map(given.id("link"), (linkId) => Command.LinkShow({ linkId })) },
   "domain admin": {
     options: ["user", "domain"],
     build: (given) =>
@@ -268,15 +315,16 @@ export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
         values.set(name, [...(values.get(name) ?? []), token.value])
       }
     }
-    if (values.has("help") || words.length === 0) return Command.Help()
+    if (values.has("version")) return Command.Version()
     const spoken = words.slice(0, words[0] === "migrate" ? 1 : 2).join(" ")
     const spec = commands[spoken]
+    if (values.has("help") || words.length === 0) return Command.Help({ command: spec === undefined ? undefined : spoken })
     if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
     const extra = words[spoken.split(" ").length]
     if (extra !== undefined) return yield* usage(`unexpected argument "${extra}"`)
     for (const [name, given] of values) {
       if (given.length > 1 && !spec.repeatable?.includes(name)) return yield* usage(`--${name} is given twice`)
-      if (name !== "json" && !spec.options.includes(name)) return yield* usage(`--${name} is not an option of ${spoken}`)
+      if (name !== "json" && name !== "version" && !spec.options.includes(name)) return yield* usage(`--${name} is not an option of ${spoken}`)
     }
     return yield* spec.build(new Given(spoken, values))
   })

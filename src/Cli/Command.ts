@@ -3,13 +3,23 @@ import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
 
 /** A command of the admin CLI with its arguments checked (README "Admin CLI"). */
+/** Where a new password comes from: the command line, one line of stdin, or a prompt on the terminal. */
+export type PasswordSource =
+  | { readonly _tag: "Given"; readonly password: string }
+  | { readonly _tag: "Stdin" }
+  | { readonly _tag: "Prompt" }
+
+/** Rows a page of a list command shows, as the API's version 4 lists. */
+export const PAGE_SIZE = 50
+
 export type Command = Data.TaggedEnum<{
-  Help: {}
+  Help: { readonly command: string | undefined }
+  Version: {}
   AccountCreate: { readonly name: string; readonly plan: Plan; readonly linkQuota: number | null }
   UserCreate: {
     readonly accountId: number
     readonly email: string
-    readonly password: string
+    readonly password: PasswordSource
     readonly nickname: string | undefined
     readonly firstName: string | undefined
     readonly lastName: string | undefined
@@ -18,7 +28,18 @@ export type Command = Data.TaggedEnum<{
   UserRefreshToken: { readonly email: string }
   UserDisable: { readonly email: string }
   UserEnable: { readonly email: string }
-  UserPassword: { readonly email: string; readonly password: string }
+  UserPassword: { readonly email: string; readonly password: PasswordSource }
+  UserRevokeTokens: { readonly email: string }
+  UserDelete: { readonly email: string }
+  UserList: { readonly accountId: number | null; readonly page: number }
+  UserShow: { readonly email: string }
+  AccountList: { readonly page: number }
+  AccountShow: { readonly accountId: number }
+  DomainList: { readonly accountId: number | null; readonly page: number }
+  DomainShow: { readonly domainId: number }
+  LinkList: { readonly domainId: number; readonly page: number }
+  LinkShow: { readonly linkId: number }
+  TokenSecretRotate: {}
   DomainAdmin: { readonly userId: number; readonly domainId: number }
   DomainSsl: { readonly domainId: number; readonly hasSsl: boolean }
   UtmTemplateCreate: { readonly domainId: number; readonly name: string; readonly fields: ReadonlyArray<UtmField> }

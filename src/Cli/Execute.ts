@@ -1,22 +1,48 @@
-import { Effect, Match } from "effect"
-import { coreLayer } from "../App.ts"
+import { Effect, Layer, Match, Option } from "effect"
 import { Tags } from "../Tags/Tags.ts"
 import type { Group } from "../Groups/Group.ts"
 import { Groups } from "../Groups/Groups.ts"
 import { Accounts, AdminError } from "../Accounts/Accounts.ts"
-import { type LoginsBusy, UnknownUser, WeakPassword } from "../Auth/AuthErrors.ts"
+import { AccountRepo } from "../Accounts/AccountRepo.ts"
+import { UserRepo } from "../Accounts/UserRepo.ts"
+import { DomainRepo } from "../Domains/DomainRepo.ts"
+import { type LoginsBusy, SecretFromEnvironment, UnknownUser, WeakPassword } from "../Auth/AuthErrors.ts"
+import { LoginThrottle } from "../Auth/LoginThrottle.ts"
+import { Passwords } from "../Auth/Passwords.ts"
 import { Sessions } from "../Auth/Sessions.ts"
-import { DatabaseLive } from "../Sql/Database.ts"
+import { TokenSecret, TokenStore } from "../Auth/TokenStore.ts"
+import { Inventory, type Listing } from "../Operations/Inventory.ts"
+import { ChangeFeed } from "../Sql/ChangeFeed.ts"
+import { AdminDatabaseLive } from "../Sql/Database.ts"
 import { migrate } from "../Sql/Migrator.ts"
-import type { Command } from "./Command.ts"
+import { type Command, PAGE_SIZE } from "./Command.ts"
 import type { Outcome } from "./Outcome.ts"
+import { readPassword } from "./PasswordInput.ts"
+import { record, table } from "./Table.ts"
 
-/** The services of the API over the configured database, migrated. */
-const servicesLayer = coreLayer(DatabaseLive)
+/**
+ * The configured database, migrated, under each command's services only: a command builds what it
+ * uses (no HTTP, click pipeline, scheduler or Redis), and no hashing threads unless it hashes.
+ */
+const database = Layer.effectDiscard(migrate).pipe(Layer.provideMerge(AdminDatabaseLive))
 
-const withServices = <A, E>(effect: Effect.Effect<A, E, Accounts | Sessions | Tags | Groups>) => Effect.provide(effect, servicesLayer)
+const passwords = Passwords.layer
+const accountsLayer = Accounts.Default.pipe(
+  Layer.provide(Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default, passwords)),
+  Layer.provideMerge(database)
+)
+const sessionsLayer = Sessions.DefaultWithoutDependencies.pipe(
+  Layer.provide(Layer.mergeAll(UserRepo.Default, TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)), LoginThrottle.Default, passwords)),
+  Layer.provideMerge(database)
+)
+const groupsLayer = Groups.Default.pipe(Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)), Layer.provideMerge(database))
+const tagsLayer = Tags.Default.pipe(Layer.provideMerge(database))
+const inventoryLayer = Inventory.Default.pipe(Layer.provideMerge(database))
 
-const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Accounts, f))
+const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Accounts, f), accountsLayer)
+
+const withInventory = <A, E>(f: (inventory: Inventory) => Effect.Effect<A, E, never>) =>
+  Effect.provide(Effect.flatMap(Inventory, f), inventoryLayer)
 
 /** The hashing queue is full: said as the API's error is, code first. */
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
@@ -26,12 +52,12 @@ const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited lin
 /** A Sessions operation of the operator's, an unknown e-mail or a refused password said in one line. */
 const withSessions = <A, E>(f: (sessions: Sessions) => Effect.Effect<A, E, never>) =>
   Effect.catchIf(
-    withServices(Effect.flatMap(Sessions, f)),
-    (failure) => failure instanceof UnknownUser || failure instanceof WeakPassword,
+    Effect.provide(Effect.flatMap(Sessions, f), sessionsLayer),
+    (failure) => failure instanceof UnknownUser || failure instanceof WeakPassword || failure instanceof SecretFromEnvironment,
     (failure) => new AdminError({ message: failure.message })
   )
 
-const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => withServices(Effect.flatMap(Groups, f))
+const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Groups, f), groupsLayer)
 
 /** A group as `--json` shows it: the fields of the API's group object. */
 const groupJson = (group: Group) => ({
@@ -50,14 +76,39 @@ const groupLine = (group: Group) => {
   return `${group.id} "${group.name}" (owner user ${group.user_id}, ${seenBy})`
 }
 
-/** A command that needs the database; loaded only then, since it brings the whole service in. */
-export type DatabaseCommand = Exclude<Command, { readonly _tag: "Help" }>
+/** A command that needs the database; loaded only then. */
+export type DatabaseCommand = Exclude<Command, { readonly _tag: "Help" | "Version" }>
+
+const fieldsOf = (row: object): Readonly<Record<string, unknown>> => Object.fromEntries(Object.entries(row))
+
+const pageOf = (page: number) => ({ limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE })
+
+/** A page of a list: `{objects, meta}` as `--json`, else a table and where it stands. */
+const listed = <A extends object>(what: string, page: number, columns: ReadonlyArray<string>) => (listing: Listing<A>): Outcome => {
+  const rows = listing.objects.map(fieldsOf)
+  const lastPage = Math.max(1, Math.ceil(listing.total / PAGE_SIZE))
+  const where = listing.total === 0 ? `no ${what}` : `page ${page} of ${lastPage}, ${listing.total} ${what} in all`
+  return {
+    json: { objects: rows, meta: { page, per_page: PAGE_SIZE, total: listing.total, last_page: lastPage } },
+    text: rows.length === 0 ? where : `${table(rows, columns)}\n(${where})`
+  }
+}
+
+/** One record, or `missing` said in one line. */
+const shown = <A extends object>(missing: string) => (found: Option.Option<A>) =>
+  Option.match(found, {
+    onNone: () => Effect.fail(new AdminError({ message: missing })),
+    onSome: (row): Effect.Effect<Outcome> => {
+      const json = fieldsOf(row)
+      return Effect.succeed({ json, text: record(json) })
+    }
+  })
 
 export const execute = (command: DatabaseCommand) =>
   Match.valueTags(command, {
     Migrate: () =>
       migrate.pipe(
-        Effect.provide(DatabaseLive),
+        Effect.provide(AdminDatabaseLive),
         Effect.map(
           (applied): Outcome => ({
             json: { applied },
@@ -77,7 +128,7 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UserCreate: (input) =>
-      withAccounts((accounts) => accounts.createUser(input)).pipe(
+      Effect.flatMap(readPassword(input.password, input.email), (password) => withAccounts((accounts) => accounts.createUser({ ...input, password }))).pipe(
         Effect.catchTag("LoginsBusy", busy),
         Effect.map(
           (user): Outcome => ({
@@ -110,12 +161,63 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UserPassword: ({ email, password }) =>
-      withSessions((sessions) => sessions.changePassword(email, password)).pipe(
+      Effect.flatMap(readPassword(password, email), (typed) => withSessions((sessions) => sessions.changePassword(email, typed))).pipe(
         Effect.catchTag("LoginsBusy", busy),
         Effect.map(
           (user): Outcome => ({ json: user, text: `new password of user ${user.user_id} ${user.email}; their access tokens no longer work` })
         )
       ),
+
+    UserRevokeTokens: ({ email }) =>
+      withSessions((sessions) => sessions.revokeTokens(email)).pipe(
+        Effect.map((user): Outcome => ({ json: user, text: `the access tokens of user ${user.user_id} ${user.email} no longer work` }))
+      ),
+
+    UserDelete: ({ email }) =>
+      withAccounts((accounts) => accounts.deleteUser(email)).pipe(
+        Effect.map((user): Outcome => ({ json: user, text: `deleted user ${user.user_id} ${user.email}` }))
+      ),
+
+    TokenSecretRotate: () =>
+      withSessions((sessions) => sessions.rotateTokenSecret).pipe(
+        Effect.map(
+          (rotated): Outcome => ({
+            json: { revoked_access_tokens: rotated.revoked_access_tokens },
+            text: `a new token secret is in ${rotated.file}; ${rotated.revoked_access_tokens} access token(s) no longer work (users log in again)`
+          })
+        )
+      ),
+
+    AccountList: ({ page }) =>
+      withInventory((inventory) => inventory.accounts(pageOf(page))).pipe(
+        Effect.map(listed("accounts", page, ["id", "name", "plan", "link_quota", "users", "domains", "links", "created"]))
+      ),
+
+    AccountShow: ({ accountId }) => withInventory((inventory) => inventory.account(accountId)).pipe(Effect.flatMap(shown(`there is no account ${accountId}`))),
+
+    UserList: ({ accountId, page }) =>
+      withInventory((inventory) => inventory.users(accountId, pageOf(page))).pipe(
+        Effect.map(listed("users", page, ["user_id", "account_id", "email", "nickname", "role", "disabled", "links", "created"]))
+      ),
+
+    UserShow: ({ email }) => withInventory((inventory) => inventory.user(email)).pipe(Effect.flatMap(shown(`there is no user with the e-mail ${email}`))),
+
+    DomainList: ({ accountId, page }) =>
+      withInventory((inventory) => inventory.domains(accountId, pageOf(page))).pipe(
+        Effect.map(listed("domains", page, ["id", "account_id", "domain", "status", "has_ssl", "links", "created"]))
+      ),
+
+    DomainShow: ({ domainId }) => withInventory((inventory) => inventory.domain(domainId)).pipe(Effect.flatMap(shown(`there is no domain ${domainId}`))),
+
+    LinkList: ({ domainId, page }) =>
+      withInventory((inventory) =>
+        Effect.gen(function* () {
+          if (!(yield* inventory.domainExists(domainId))) return yield* new AdminError({ message: `there is no domain ${domainId}` })
+          return yield* inventory.links(domainId, pageOf(page))
+        })
+      ).pipe(Effect.map(listed("links", page, ["id", "alias", "status", "user_id", "click_count", "created", "url"]))),
+
+    LinkShow: ({ linkId }) => withInventory((inventory) => inventory.link(linkId)).pipe(Effect.flatMap(shown(`there is no link ${linkId}`))),
 
     DomainAdmin: ({ domainId, userId }) =>
       withAccounts((accounts) => accounts.makeDomainAdmin(userId, domainId)).pipe(
@@ -133,7 +235,7 @@ export const execute = (command: DatabaseCommand) =>
       ),
 
     UtmTemplateCreate: ({ domainId, fields, name }) =>
-      withServices(Effect.flatMap(Tags, (tags) => tags.createUtmTemplate(domainId, name, fields))).pipe(
+      Effect.provide(Effect.flatMap(Tags, (tags) => tags.createUtmTemplate(domainId, name, fields)), tagsLayer).pipe(
         Effect.catchTag("UtmTemplateDomainNotFound", () => new AdminError({ message: `there is no domain ${domainId}` })),
         Effect.map(
           (template): Outcome => ({

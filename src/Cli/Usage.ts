@@ -1,42 +1,101 @@
+/** One command as the help shows it. */
+interface Help {
+  readonly synopsis: string
+  readonly description: string
+}
+
+const PASSWORD = "--password P | --password-stdin"
+
+export const HELP: Readonly<Record<string, Help>> = {
+  "account create": {
+    synopsis: "account create --name N --plan free|team|business|enterprise [--link-quota N]",
+    description: "a new account; without --link-quota its links are unlimited"
+  },
+  "account list": { synopsis: "account list [--page N]", description: "every account, 50 a page, with its numbers of users, domains and links" },
+  "account show": { synopsis: "account show --account ID", description: "one account" },
+  "user create": {
+    synopsis: `user create --account ID --email E [${PASSWORD}] [--nickname N] [--first-name F] [--last-name L]\n              [--role account_admin|member]`,
+    description:
+      "a new user of the account (role member unless given); prints its refresh token once.\n" +
+      "The password is read from stdin with --password-stdin (one line), else asked for on the terminal\n" +
+      "without echo; --password P is for scripts, but any user of the machine sees it in `ps`."
+  },
+  "user list": { synopsis: "user list [--account ID] [--page N]", description: "every user (of the account), 50 a page" },
+  "user show": { synopsis: "user show --email E", description: "one user: role, whether disabled, links, live access tokens, domains administered" },
+  "user refresh-token": {
+    synopsis: "user refresh-token --email E",
+    description: "a new refresh token for the user; the old one and the user's access tokens stop working"
+  },
+  "user revoke-tokens": {
+    synopsis: "user revoke-tokens --email E",
+    description: "the user's access tokens stop working on every instance (password and refresh token stay)"
+  },
+  "user disable": { synopsis: "user disable --email E", description: "the user can no longer log in; their access tokens stop working" },
+  "user enable": { synopsis: "user enable --email E", description: "a disabled user can log in again" },
+  "user delete": {
+    synopsis: "user delete --email E",
+    description: "deletes a user who owns no links, tags or groups (otherwise: user disable)"
+  },
+  "user password": {
+    synopsis: `user password --email E [${PASSWORD}]`,
+    description:
+      "a new password for the user (the rules of user create), read as user create reads it;\n" +
+      "their access tokens stop working"
+  },
+  "token-secret rotate": {
+    synopsis: "token-secret rotate",
+    description:
+      "a new token secret in DATA_DIR/token-secret, taken by running instances at their next login;\n" +
+      "every access token stops working (users log in again; refresh tokens stay). With TOKEN_SECRET set,\n" +
+      "change it on every instance instead"
+  },
+  "domain list": { synopsis: "domain list [--account ID] [--page N]", description: "every domain (of the account), 50 a page" },
+  "domain show": { synopsis: "domain show --domain ID", description: "one domain" },
+  "domain admin": { synopsis: "domain admin --user ID --domain ID", description: "makes the user an admin of the domain (both of the same account)" },
+  "domain ssl": { synopsis: "domain ssl --domain ID --on|--off", description: "whether short links of the domain start with https://" },
+  "link list": { synopsis: "link list --domain ID [--page N]", description: "every link of the domain, deleted ones too, 50 a page" },
+  "link show": { synopsis: "link show --link ID", description: "one link" },
+  "utm-template create": {
+    synopsis: "utm-template create --domain ID --name N --fields JSON",
+    description:
+      "a UTM template of the domain; JSON is an array of at most 20\n" +
+      '{"label": "...", "field_code": "utm_source", "type": "text", "required": true}'
+  },
+  "group create": {
+    synopsis: "group create --domain ID --name N [--global] [--owner ID] [--user ID]...",
+    description:
+      "a group of links of the domain (names unique per domain, ignoring case); a global group is\n" +
+      "seen by every user of the account, another by its owner (default: the account admin with the\n" +
+      "lowest id) and each --user, who must be of the domain's account"
+  },
+  "group add-link": { synopsis: "group add-link --group ID --link ID", description: "puts a link of the group's domain in the group" },
+  "group add-user": { synopsis: "group add-user --group ID --user ID", description: "lets a user of the domain's account see the group" },
+  "group list": { synopsis: "group list --domain ID", description: "every group of the domain" },
+  migrate: { synopsis: "migrate", description: "applies the pending database migrations" }
+}
+
+const indent = (text: string) => text.split("\n").map((line) => `      ${line}`).join("\n")
+
+const COMMON = `Options of every command:
+  --json      print exactly one JSON object on stdout (on failure: {"error": "..."}); without it,
+              lists and records are printed as tables
+  --help      print the help (of the command given)
+  --version   print the version
+
+The database is PostgreSQL at DATABASE_URL when it is set, otherwise the embedded one in DATA_DIR
+(./data): through the running server's socket while it runs, else opened by the command itself.`
+
 export const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 
 Commands:
-  account create --name N --plan free|team|business|enterprise [--link-quota N]
-      a new account; without --link-quota its links are unlimited
-  user create --account ID --email E --password P [--nickname N] [--first-name F] [--last-name L]
-              [--role account_admin|member]
-      a new user of the account (role member unless given); prints its refresh token once
-  user refresh-token --email E
-      a new refresh token for the user; the old one and the user's access tokens stop working
-  user disable --email E
-      the user can no longer log in; their access tokens stop working
-  user enable --email E
-      a disabled user can log in again
-  user password --email E --password P
-      a new password for the user (the rules of user create); their access tokens stop working
-  domain admin --user ID --domain ID
-      makes the user an admin of the domain (both of the same account)
-  domain ssl --domain ID --on|--off
-      whether short links of the domain start with https://
-  utm-template create --domain ID --name N --fields JSON
-      a UTM template of the domain; JSON is an array of at most 20
-      {"label": "...", "field_code": "utm_source", "type": "text", "required": true}
-  group create --domain ID --name N [--global] [--owner ID] [--user ID]...
-      a group of links of the domain (names unique per domain, ignoring case); a global group is
-      seen by every user of the account, another by its owner (default: the account admin with the
-      lowest id) and each --user, who must be of the domain's account
-  group add-link --group ID --link ID
-      puts a link of the group's domain in the group
-  group add-user --group ID --user ID
-      lets a user of the domain's account see the group
-  group list --domain ID
-      every group of the domain
-  migrate
-      applies the pending database migrations
+${Object.values(HELP)
+  .map((help) => `  ${help.synopsis}\n${indent(help.description)}`)
+  .join("\n")}
 
-Options of every command:
-  --json   print exactly one JSON object on stdout (on failure: {"error": "..."})
-  --help   print this text
+${COMMON}`
 
-The database is PostgreSQL at DATABASE_URL when it is set, otherwise the embedded one in DATA_DIR
-(./data), which only one process can open at a time.`
+/** The help of one command. */
+export const commandUsage = (command: string) => {
+  const help = HELP[command]
+  return help === undefined ? USAGE : `Usage: npm run cli -- ${help.synopsis} [--json]\n\n${help.description}\n\n${COMMON}`
+}

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
+import { announceSocket, announcedSocket } from "./EmbeddedSocket.ts"
 import { embeddedThread } from "./EmbeddedThread.ts"
 import { privateDataDir } from "../Platform/DataDir.ts"
 
@@ -147,7 +148,7 @@ const isRunning = (pid: number) => {
  * The live process other than this one named in the lock file, if any. A lock naming this very pid is
  * stale: in a container the server is pid 1 again after a crash.
  */
-const lockHolder = (file: string) => {
+export const lockHolder = (file: string) => {
   try {
     const pid = Number(readFileSync(file, "utf8").trim())
     return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isRunning(pid) ? pid : undefined
@@ -220,14 +221,49 @@ export const embeddedClient = (dataDir: string) =>
         Effect.sync(() => mkdtempSync(join(tmpdir(), "links-pg-"))),
         (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
       )
-      yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"))
-      return poolClient(
-        { host: socketDir, port: 5432, user: "postgres", database: "postgres", connectionTimeoutMillis: 30_000, threadConnections: 1, copyFromStdin: false },
-        { max: 1, applicationName: "link-shortener" },
-        false
+      let heard = (_: pg.Notification): void => undefined
+      yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"), (message) => heard(message))
+      if (!inMemory) yield* announceSocket(dataDir, socketDir)
+      return poolClient(embeddedConnection(socketDir), { max: 1, applicationName: "link-shortener" }, false).pipe(
+        Layer.tap((context) =>
+          Effect.sync(() => {
+            const { notificationListeners } = Context.get(context, DatabasePool)
+            heard = (message) => {
+              for (const listener of notificationListeners) listener(message)
+            }
+          })
+        )
       )
     })
   )
+
+const embeddedConnection = (socketDir: string): Connection => ({
+  host: socketDir,
+  port: 5432,
+  user: "postgres",
+  database: "postgres",
+  connectionTimeoutMillis: 30_000,
+  threadConnections: 1,
+  copyFromStdin: false
+})
+
+/**
+ * The database of an operator's command: PostgreSQL at `DATABASE_URL`; else the embedded database
+ * through the socket of the server that holds it, or opened here when no server runs.
+ */
+export const AdminDatabaseLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.match(config.databaseUrl, {
+      onSome: (url) => serverClient(url, { maxConnections: 1, applicationName: "link-shortener-cli" }),
+      onNone: () => {
+        const served = lockHolder(resolve(config.dataDir, "pglite.lock")) === undefined ? undefined : announcedSocket(config.dataDir)
+        return served === undefined
+          ? embeddedClient(config.dataDir)
+          : poolClient(embeddedConnection(served), { max: 1, applicationName: "link-shortener-cli" }, false)
+      }
+    })
+  )
+)
 
 /**
  * A `PgClient` of another thread over `connection`, without the change feed: it neither listens nor

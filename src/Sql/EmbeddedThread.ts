@@ -2,6 +2,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
+import type pg from "pg"
 
 /**
  * PGlite and its socket server on a thread of their own. PGlite runs each statement synchronously
@@ -30,9 +31,41 @@ const { PGlite } = require(workerData.pglite)
 const { PGLiteSocketServer } = require(workerData.socketServer)
 let db
 let server
+// Every connection shares PGlite's one session, so a NOTIFY reaches only the connection whose statement
+// ran it (the admin CLI's, the click writer's): each is also posted to the main thread, whose pool
+// hears it as its own.
+const announced = (view, post) => {
+  let at = 0
+  while (view.length - at >= 5) {
+    const end = at + 1 + view.readInt32BE(at + 1)
+    if (end > view.length) break
+    if (view[at] === 0x41) {
+      const channelEnd = view.indexOf(0, at + 9)
+      const channel = view.toString("utf8", at + 9, channelEnd)
+      post({ notification: { processId: view.readInt32BE(at + 5), channel, payload: view.toString("utf8", channelEnd + 1, end - 1) } })
+    }
+    at = end
+  }
+  return view.subarray(at)
+}
+const withAnnouncements = (db) => {
+  const exec = db.execProtocolRawStream.bind(db)
+  db.execProtocolRawStream = (message, options) => {
+    let rest = Buffer.alloc(0)
+    return exec(message, {
+      ...options,
+      onRawData: (data) => {
+        const view = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+        rest = Buffer.from(announced(rest.length === 0 ? view : Buffer.concat([rest, view]), (m) => parentPort.postMessage(m)))
+        return options.onRawData(data)
+      }
+    })
+  }
+}
 const start = async () => {
   db = await PGlite.create(workerData.dataPath)
-  server = new PGLiteSocketServer({ db, path: workerData.socketPath, maxConnections: 3 })
+  withAnnouncements(db)
+  server = new PGLiteSocketServer({ db, path: workerData.socketPath, maxConnections: 6 })
   await server.start()
 }
 start().then(
@@ -51,6 +84,7 @@ parentPort.on("message", async (message) => {
 const require = createRequire(import.meta.url)
 
 interface ThreadMessage {
+  readonly notification?: pg.Notification
   readonly started?: boolean
   readonly failed?: string
   readonly stopped?: boolean
@@ -59,8 +93,11 @@ interface ThreadMessage {
 /** How long a stop may take before the thread is terminated: closing PGlite writes its files. */
 const STOP_TIMEOUT_MS = 15_000
 
-/** The embedded database at `dataPath` ("memory://" for none) served on the Unix socket `socketPath`. */
-export const embeddedThread = (dataPath: string, socketPath: string) =>
+/**
+ * The embedded database at `dataPath` ("memory://" for none) served on the Unix socket `socketPath`;
+ * `onNotification` hears every notification any connection received.
+ */
+export const embeddedThread = (dataPath: string, socketPath: string, onNotification: (message: pg.Notification) => void) =>
   Effect.acquireRelease(
     Effect.async<Worker, SqlError>((resume) => {
       const worker = new Worker(threadSource, {
@@ -74,15 +111,19 @@ export const embeddedThread = (dataPath: string, socketPath: string) =>
       })
       const fail = (reason: string) =>
         resume(Effect.fail(new SqlError({ cause: reason, message: `the embedded database did not start: ${reason}` })))
-      worker.once("message", (message: ThreadMessage) =>
-        message.started === true ? resume(Effect.succeed(worker)) : fail(message.failed ?? "no reason given")
-      )
+      worker.on("message", (message: ThreadMessage) => {
+        if (message.notification !== undefined) onNotification(message.notification)
+        else if (message.started === true) resume(Effect.succeed(worker))
+        else if (message.stopped !== true) fail(message.failed ?? "no reason given")
+      })
       worker.once("error", (error) => fail(String(error)))
       worker.once("exit", (code) => fail(`its thread exited with code ${code}`))
     }),
     (worker) =>
       Effect.async<void>((resume) => {
-        worker.once("message", () => resume(Effect.void))
+        worker.on("message", (message: ThreadMessage) => {
+          if (message.stopped === true) resume(Effect.void)
+        })
         worker.once("exit", () => resume(Effect.void))
         worker.postMessage("stop")
       }).pipe(
