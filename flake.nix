@@ -10,7 +10,7 @@
     in {
       devShells = forAll (pkgs: {
         default = pkgs.mkShell {
-          packages = [ pkgs.nodejs_20 pkgs.postgresql_16 pkgs.redis ];
+          packages = [ pkgs.nodejs_20 pkgs.postgresql_16 pkgs.redis pkgs.util-linux ];
           shellHook = ''
             echo "Node $(node --version), PostgreSQL $(postgres --version | cut -d' ' -f3), Redis $(redis-server --version | cut -d' ' -f3)"
             echo "npm ci && npm start    # the service on the embedded database"

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { verify } from "@node-rs/argon2"
 import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { execFile, execFileSync, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -667,6 +667,43 @@ describe("admin CLI", { timeout: 120_000 }, () => {
         })
       )
       yield* refused(["user", "delete", "--email", owner], 1, new RegExp(`^error: user ${ownerId} ${owner} owns 1 link\\(s\\), 0 tag\\(s\\) and 0 group\\(s\\), which keep them: disable them instead \\(user disable\\)\\n$`))
+    })
+  )
+
+  it.effect("on a terminal the password is asked for twice, without echo", () =>
+    Effect.gen(function* () {
+      const { accountA } = yield* fixture
+      const email = uniqueEmail("typed")
+      const userId = numberAt(yield* json("user", "create", "--account", String(accountA), "--email", email, "--password", PASSWORD), "user_id")
+      /** The command under a pseudo-terminal (util-linux `script`), answering each question once it is asked. */
+      const onTerminal = (args: ReadonlyArray<string>, answers: ReadonlyArray<string>) =>
+        Effect.async<string>((resume) => {
+          const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir }
+          for (const name of ["DATABASE_URL", "TEST_DATABASE_URL", "TOKEN_SECRET"]) delete env[name]
+          if (databaseUrl !== undefined) env["DATABASE_URL"] = databaseUrl
+          const command = [process.execPath, join(bundleDir, "Cli", "main.js"), ...args].join(" ")
+          const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: ROOT, env })
+          let output = ""
+          let answered = 0
+          child.stdout.on("data", (chunk: Buffer) => {
+            output += chunk.toString("utf8")
+            const asked = output.split(/New password: |The same again: /).length - 1
+            while (answered < asked && answered < answers.length) child.stdin.write(`${answers[answered++]}\r`)
+          })
+          child.on("close", () => resume(Effect.succeed(output)))
+          return Effect.sync(() => child.kill())
+        })
+      const typed = "a typed long passphrase"
+      const done = yield* onTerminal(["user", "password", "--email", email], [typed, typed])
+      expect(done).toMatch(/New password: \r?\n(\r\n)?The same again: /)
+      expect(done).toContain(`new password of user ${userId} ${email}`)
+      expect(done).not.toContain(typed)
+      const hash = yield* withDatabase(
+        Effect.map(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ password_hash: string }>`SELECT password_hash FROM users WHERE id = ${userId}`), (rows) => rows[0]!.password_hash)
+      )
+      expect(yield* Effect.promise(() => verify(hash, typed))).toBe(true)
+      const differ = yield* onTerminal(["user", "password", "--email", email], [typed, "not the same passphrase"])
+      expect(differ).toContain("error: the two passwords typed differ")
     })
   )
 
