@@ -33,6 +33,7 @@ import { JsonLoggerLive } from "./Platform/JsonLogger.ts"
 import { recordRedirectLatency, recordUnavailable } from "./Platform/Metrics.ts"
 import { processMetrics } from "./Platform/ProcessMetrics.ts"
 import { redirectLine } from "./Platform/AccessLog.ts"
+import { redirectSpans, serverSpanName, untracedRequest } from "./Platform/Tracing.ts"
 import { OperationsHttpLive } from "./Operations/OperationsHttp.ts"
 import { AccountRepo } from "./Accounts/AccountRepo.ts"
 import { DomainRepo } from "./Domains/DomainRepo.ts"
@@ -127,9 +128,15 @@ const redirectLayer = RedirectHandler.layer().pipe(
  * domains first, then the API, OpenAPI document and docs UI.
  */
 export const httpLayer = (listen?: { readonly port: number; readonly host: string }) =>
-  HttpApiBuilder.serve().pipe(
-    // No span exporter is configured: a span per request would be pure cost (DECISIONS.md).
-    HttpMiddleware.withTracerDisabledWhen(() => true),
+  Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) =>
+      HttpApiBuilder.serve().pipe(
+        // Without a span exporter, a span per request would be pure cost (DECISIONS.md).
+        HttpMiddleware.withTracerDisabledWhen(untracedRequest(config)),
+        HttpMiddleware.withSpanNameGenerator(serverSpanName())
+      )
+    )
+  ).pipe(
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs", scalar: { withDefaultFonts: false } })),
     Layer.provide(
       HttpApiScalar.layer({ path: "/api/v3/docs", scalar: { withDefaultFonts: false } }).pipe(
@@ -147,6 +154,7 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
           const shutdown = yield* Shutdown
           const log = Runtime.runFork(yield* Effect.runtime<never>())
           const debug = LogLevel.lessThanEqual(config.logLevel, LogLevel.Debug)
+          const traceRedirect = redirectSpans(config, yield* Effect.tracer)
           const onDeadline = (request: IncomingMessage, late: LateFor) => {
             if (late === "answer") recordUnavailable("deadline")
             log(
@@ -162,6 +170,7 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
             recordRedirectLatency(seconds)
             if (response.statusCode === 503) recordUnavailable("database_unavailable")
             if (debug) log(redirectLine(request, response, seconds, config.trustProxy))
+            if (traceRedirect !== undefined) traceRedirect(request, response, seconds)
           }
           return NodeHttpServer.layer(
             () => makeNodeServer({ apiDeadline: config.apiDeadlineSeconds * 1000 }, redirects.handle, onDeadline, shutdown, onRedirect),

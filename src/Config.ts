@@ -67,6 +67,76 @@ const optionalUrl = (name: string) =>
     )
   )
 
+/** Between 0 and 1, as a decimal number; a value outside is refused naming the variable. */
+const ratioIn = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((n) =>
+      n >= 0 && n <= 1 ? Either.right(n) : Either.left(ConfigError.InvalidData([name], `must be a number from 0 to 1, got ${n}`))
+    )
+  )
+
+/** OpenTelemetry's sampler names (the specification's `OTEL_TRACES_SAMPLER` values this SDK knows). */
+export const traceSamplers = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const
+export type TraceSamplerName = (typeof traceSamplers)[number]
+
+const isSamplerName = (name: string): name is TraceSamplerName => traceSamplers.some((known) => known === name)
+
+const traceSampler = Config.string("OTEL_TRACES_SAMPLER").pipe(
+  Config.withDefault("parentbased_always_on"),
+  Config.mapOrFail((raw) => {
+    const name = raw.trim().toLowerCase()
+    return isSamplerName(name)
+      ? Either.right(name)
+      : Either.left(ConfigError.InvalidData(["OTEL_TRACES_SAMPLER"], `must be one of ${traceSamplers.join(", ")}; got ${JSON.stringify(raw)}`))
+  })
+)
+
+/**
+ * Where spans go: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * with `/v1/traces` appended (the specification's rule for OTLP/HTTP); neither set, no tracing.
+ */
+const otlpTracesEndpoint = Config.all({
+  traces: nonEmptyOptionalString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  base: nonEmptyOptionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
+}).pipe(
+  Config.mapOrFail(({ traces, base }) => {
+    const [name, url] = Option.isSome(traces)
+      ? ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces.value.trim()]
+      : Option.isSome(base)
+        ? ["OTEL_EXPORTER_OTLP_ENDPOINT", `${base.value.trim().replace(/\/+$/, "")}/v1/traces`]
+        : [undefined, undefined]
+    if (name === undefined || url === undefined) return Either.right(Option.none<string>())
+    return URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
+      ? Either.right(Option.some(url))
+      : Either.left(ConfigError.InvalidData([name], `must be an http or https URL; got ${JSON.stringify(url)}`))
+  })
+)
+
+/** `key1=value1,key2=value2`, percent-encoded values (the specification's `OTEL_RESOURCE_ATTRIBUTES`). */
+const resourceAttributes = Config.string("OTEL_RESOURCE_ATTRIBUTES").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((raw) => {
+    const attributes: Record<string, string> = {}
+    for (const pair of raw.split(",")) {
+      if (pair.trim() === "") continue
+      const equals = pair.indexOf("=")
+      const key = equals > 0 ? pair.slice(0, equals).trim() : ""
+      let value: string | undefined
+      try {
+        value = decodeURIComponent(pair.slice(equals + 1).trim())
+      } catch {
+        value = undefined
+      }
+      if (key === "" || value === undefined) {
+        return Either.left(ConfigError.InvalidData(["OTEL_RESOURCE_ATTRIBUTES"], `must be key=value pairs separated by commas; got ${JSON.stringify(pair)}`))
+      }
+      attributes[key] = value
+    }
+    return Either.right(attributes)
+  })
+)
+
 /** Every environment variable the service reads, typed, with its default (see README "Configuration"). */
 export const appConfig = Config.all({
   port: integerIn("PORT", 8080, 0, 65535, "must be a port number from 0 to 65535"),
@@ -95,7 +165,16 @@ export const appConfig = Config.all({
   defaultUrl404: optionalUrl("DEFAULT_URL_404"),
   defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE"),
   /** When set, `/metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
-  metricsToken: optionalSecret("METRICS_TOKEN")
+  metricsToken: optionalSecret("METRICS_TOKEN"),
+  /** Tracing is on when this is set (see `Platform/Tracing.ts`). */
+  otlpTracesEndpoint,
+  otelServiceName: nonEmptyOptionalString("OTEL_SERVICE_NAME"),
+  otelResourceAttributes: resourceAttributes,
+  otelTracesSampler: traceSampler,
+  /** The ratio of the `traceidratio` samplers; the specification's default is 1. */
+  otelTracesSamplerArg: ratioIn("OTEL_TRACES_SAMPLER_ARG", 1),
+  /** The share of redirects traced while tracing is on: 0 (the default) traces none. */
+  redirectTraceRatio: ratioIn("REDIRECT_TRACE_RATIO", 0)
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -10,6 +10,7 @@ import { runMarker } from "./Operations/RunMarker.ts"
 import { privateDataDir } from "./Platform/DataDir.ts"
 import { packageVersion } from "./Platform/ProcessMetrics.ts"
 import { Shutdown, ShutdownState } from "./Platform/Shutdown.ts"
+import { TracingLive } from "./Platform/Tracing.ts"
 import { DatabaseLive } from "./Sql/Database.ts"
 
 const shutdown = new ShutdownState()
@@ -29,7 +30,9 @@ if (process.env.npm_lifecycle_event !== undefined) {
 const ServiceLive = httpLayer().pipe(
   Layer.provide(BootstrapLive),
   Layer.provideMerge(Shutdown.layerOf(shutdown)),
-  Layer.provideMerge(coreLayer(DatabaseLive))
+  Layer.provideMerge(coreLayer(DatabaseLive)),
+  // Built first, closed last: the spans of the stop itself are flushed too.
+  Layer.provide(TracingLive)
 )
 
 const version = packageVersion()
@@ -62,7 +65,11 @@ const settingsOf = (config: AppConfigShape) => ({
   shutdown_drain_seconds: config.shutdownDrainSeconds,
   analytics_timeout_seconds: config.analyticsTimeoutSeconds,
   analytics_concurrency_per_account: config.analyticsConcurrencyPerAccount,
-  url_check_allow_private: config.urlCheckAllowPrivate
+  url_check_allow_private: config.urlCheckAllowPrivate,
+  traces: Option.match(config.otlpTracesEndpoint, {
+    onNone: () => "off (OTEL_EXPORTER_OTLP_ENDPOINT unset)",
+    onSome: (url) => `OTLP/HTTP to ${url.replace(/\/\/[^/@]*@/, "//")}, sampler ${config.otelTracesSampler}, redirects ${config.redirectTraceRatio}`
+  })
 })
 
 const clickCounts = Effect.all({

@@ -83,4 +83,24 @@ describe("configuration (environment variables)", () => {
       expect(problem(yield* read({ DEFAULT_HOMEPAGE: "ftp://home.example" }))).toContain("must be a full http or https URL")
     })
   )
+
+  it.effect("tracing is on with an OTLP endpoint (the traces one as given, the general one plus /v1/traces), its OTEL_ variables checked", () =>
+    Effect.gen(function* () {
+      const endpoint = (env: Record<string, string>) => Effect.map(read(env), Either.map((c) => c.otlpTracesEndpoint))
+      expect(yield* endpoint({})).toEqual(Either.right(Option.none()))
+      expect(yield* endpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual(Either.right(Option.some("http://collector:4318/v1/traces")))
+      expect(
+        yield* endpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/in" })
+      ).toEqual(Either.right(Option.some("https://traces.example/in")))
+      expect(problem(yield* read({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }))).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+      expect(problem(yield* read({ OTEL_TRACES_SAMPLER: "sometimes" }))).toContain("OTEL_TRACES_SAMPLER")
+      expect(problem(yield* read({ OTEL_TRACES_SAMPLER_ARG: "1.5" }))).toContain("must be a number from 0 to 1")
+      expect(problem(yield* read({ REDIRECT_TRACE_RATIO: "-0.1" }))).toContain("REDIRECT_TRACE_RATIO")
+      expect(problem(yield* read({ OTEL_RESOURCE_ATTRIBUTES: "team=links,broken" }))).toContain("OTEL_RESOURCE_ATTRIBUTES")
+      const config = yield* read({ OTEL_TRACES_SAMPLER: "ParentBased_TraceIdRatio", OTEL_TRACES_SAMPLER_ARG: "0.25", OTEL_RESOURCE_ATTRIBUTES: "team=links, note=a%2Cb" })
+      expect(Either.map(config, (c) => [c.otelTracesSampler, c.otelTracesSamplerArg, c.otelResourceAttributes, c.redirectTraceRatio])).toEqual(
+        Either.right(["parentbased_traceidratio", 0.25, { team: "links", note: "a,b" }, 0])
+      )
+    })
+  )
 })

@@ -72,7 +72,7 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
 
     return {
       /** A new password's hash (the admin CLI, the first start). */
-      hash: (password: string) => limited(LOCAL, (thread) => thread.hash(password)),
+      hash: (password: string) => limited(LOCAL, (thread) => thread.hash(password)).pipe(Effect.withSpan("password.hash")),
       /**
        * Whether `password` matches `stored`, for a login from `network` (`ClientIp.clientNetwork`);
        * with `stored` undefined, the same work against the dummy and false.
@@ -81,7 +81,8 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
         password.length > MAX_PASSWORD_LENGTH
           ? Effect.succeed(false)
           : limited(network, (thread) => thread.verify(stored ?? dummyHash, password)).pipe(
-              Effect.map((ok) => ok && stored !== undefined)
+              Effect.map((ok) => ok && stored !== undefined),
+              Effect.withSpan("password.verify")
             )
     }
   })

@@ -128,7 +128,19 @@ const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, Url
     )
     request.end()
     return Effect.sync(() => request.destroy())
-  })
+  }).pipe(
+    Effect.tap((answer) => Effect.annotateCurrentSpan("http.response.status_code", answer.status)),
+    Effect.withSpan(method, {
+      kind: "client",
+      attributes: {
+        "http.request.method": method,
+        "url.full": target.url.href,
+        "server.address": target.host,
+        "server.port": target.port,
+        "network.peer.address": target.addresses[0]
+      }
+    })
+  )
 
 const defaultPort = (url: URL) => (url.protocol === "https:" ? 443 : 80)
 
@@ -217,7 +229,9 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
                 Effect.annotateLogs("url", error.url),
                 Effect.as<UrlCheckResult>("forbidden")
               )
-          })
+          }),
+          Effect.tap((result) => Effect.annotateCurrentSpan("url_check.result", result)),
+          Effect.withSpan("url_check", { attributes: { "url.full": url.href } })
         )
       })
   }

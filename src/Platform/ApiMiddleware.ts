@@ -2,7 +2,6 @@ import { Headers, HttpApiBuilder, HttpApiError, HttpIncomingMessage, HttpMethod,
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, LogLevel, Option } from "effect"
-import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { ApiError, ErrorItem } from "./ApiError.ts"
 import { InvalidInput, isCodedFailure } from "./Failure.ts"
@@ -14,7 +13,9 @@ import { apiAccessLine } from "./AccessLog.ts"
 import { requestUserOf } from "./RequestUser.ts"
 import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
-import { routeLabeller } from "./RouteLabels.ts"
+import { apiRouteLabeller } from "./ApiRoute.ts"
+import { redactedTarget } from "./RequestUrl.ts"
+import { tracingOn } from "./Tracing.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
 import { registerServingFiber } from "./RequestFibers.ts"
 import { randomUUID } from "node:crypto"
@@ -136,14 +137,22 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const limiter = yield* RateLimiter
-    const labelOf = routeLabeller(Api)
+    const routeOf = apiRouteLabeller()
+    const traced = tracingOn(config)
     const accessLog = LogLevel.lessThanEqual(config.logLevel, LogLevel.Info)
     return (app: HttpApp.Default) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* registerServingFiber(request)
         const started = performance.now()
-        const path = new URL(request.url, "http://x").pathname
+        const url = new URL(request.url, "http://x")
+        const path = url.pathname
+        // The server span took the URL as it came: tokens and passwords in a query stay out of traces.
+        if (traced && url.search !== "") {
+          const query = redactedTarget(url.search).slice(1)
+          const full = Option.getOrUndefined(HttpServerRequest.toURL(request))
+          yield* Effect.annotateCurrentSpan(full === undefined ? { "url.query": query } : { "url.full": `${full.origin}${full.pathname}?${query}`, "url.query": query })
+        }
         const client = config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
         const network = clientNetwork(client)
         const limit = OPERATIONAL_PATHS.has(path) ? undefined : yield* limiter.consume(network, presentedBearer(request))
@@ -174,9 +183,7 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
             ? HttpServerResponse.setHeader(answered, "retry-after", "1")
             : answered
         const response = limit === undefined ? retried : HttpServerResponse.setHeaders(retried, limit.headers)
-        const route = isV3Path(path)
-          ? labelOf(request.method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3")
-          : labelOf(request.method, path)
+        const route = routeOf(request.method, path)
         const seconds = (performance.now() - started) / 1000
         recordHttpRequest(route, request.method, response.status, seconds)
         if (response.status === 503) recordUnavailable(unavailableReasonOf(failedWith?.errors[0].code ?? codeOf(response)))

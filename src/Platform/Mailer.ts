@@ -71,6 +71,9 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, { readonly send: (mail
           }),
           Effect.asVoid
         )
+      const smtp = URL.canParse(Redacted.value(smtpUrl.value)) ? new URL(Redacted.value(smtpUrl.value)) : undefined
+      const server =
+        smtp === undefined ? {} : { "server.address": smtp.hostname, "server.port": Number(smtp.port || (smtp.protocol === "smtps:" ? 465 : 587)) }
       return {
         send: (mail: Mail) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -78,7 +81,12 @@ export class Mailer extends Context.Tag("Mailer")<Mailer, { readonly send: (mail
             return wait > 0
               ? Effect.fail(new MailError({ cause: new Error(`the SMTP server is unavailable; next attempt in ${Math.ceil(wait / 1000)} s`) }))
               : attempt(mail)
-          })
+          }).pipe(
+            Effect.withSpan("smtp send", {
+              kind: "client",
+              attributes: server
+            })
+          )
       }
     })
   )

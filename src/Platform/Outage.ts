@@ -1,7 +1,7 @@
 import { Cause, Duration, Effect, Metric, Schedule } from "effect"
 
 /** What the service depends on, as `dependency_up` labels it. */
-export type Dependency = "database" | "smtp" | "redis"
+export type Dependency = "database" | "smtp" | "redis" | "otlp"
 
 const FIRST_RETRY = Duration.seconds(5)
 const LAST_RETRY = Duration.minutes(5)
@@ -14,7 +14,7 @@ export const backoffMillis = (failures: number) =>
   Math.min(Duration.toMillis(FIRST_RETRY) * 2 ** Math.max(0, failures - 1), Duration.toMillis(LAST_RETRY))
 
 const upGauge = Metric.gauge("dependency_up", {
-  description: "1 while a dependency answers, 0 from its first failure until it answers again (database, smtp, redis)"
+  description: "1 while a dependency answers, 0 from its first failure until it answers again (database, smtp, redis, otlp)"
 })
 
 /** One line about what went wrong, without a stack: the cause of a failure logged once, not every retry. */

@@ -77,7 +77,11 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
               const multi = redis.multi()
               for (const key of redisKeys) multi.incr(key).expire(key, 2)
               return multi.exec().then((replies) => redisKeys.map((_, i) => Number(replies?.[2 * i]?.[1])))
-            }).pipe(Effect.timeoutFail({ duration: 250, onTimeout: () => new Error("no answer within 250 ms") }), Effect.either)
+            }).pipe(
+              Effect.timeoutFail({ duration: 250, onTimeout: () => new Error("no answer within 250 ms") }),
+              Effect.withSpan("redis MULTI", { kind: "client", attributes: { "db.system.name": "redis", "db.operation.name": "MULTI" } }),
+              Effect.either
+            )
             if (Either.isRight(counts) && counts.right.every(Number.isFinite)) {
               yield* outage.succeeded
               return counts.right
