@@ -137,6 +137,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
           counter.unsafeUpdate(0, NO_TAGS)
         }
         recordLoopDelay("redirect", { p50: 0, p99: 0, max: 0 })
+        clickBufferDepth.unsafeUpdate(0, NO_TAGS)
 
         // While the database fails, the next attempt waits longer each time (retryBackoff).
         yield* notifier.sendDue.pipe(
