@@ -140,8 +140,11 @@ describe("login floods", () => {
         expect(took[1], `logins took ${took.map((ms) => ms.toFixed(0)).join(", ")} ms; unflooded ${unflooded.toFixed(0)} ms`).toBeLessThan(
           Math.max(1000, 4 * unflooded)
         )
-      })
-    , 60_000)
+      }),
+    // Hashes run at the lowest CPU priority: while other test files keep both cores busy they can
+    // take ten times as long, and a median of 1.1 s was seen so. The scenario is run again then; the
+    // single queue it replaced made such logins wait 5-7.5 s or get 503, every time.
+    { timeout: 60_000, retry: 2 })
   })
 })
 
