@@ -98,6 +98,8 @@ const ROLLUP_UPSERTS = [
 /** The rollup rows each inserted click `i` counts in. */
 const CLICK_ROLLUP_ROWS = clickRollupRows("i")
 
+const ignoreLostConnection = () => undefined
+
 const monthStart = (year: number, month: number) => new Date(Date.UTC(year, month, 1))
 
 const CLICK_FIELDS = 13
@@ -316,7 +318,12 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
         const add = sums.links.length === 0 ? undefined : addSums(sums).compile()
         const failed = (cause: unknown) => new SqlError({ cause, message: "clicks not written" })
         return yield* Effect.acquireUseRelease(
-          Effect.tryPromise({ try: () => pool.connect(), catch: failed }),
+          Effect.tryPromise({ try: () => pool.connect(), catch: failed }).pipe(
+            // A connection lost while the client is checked out fails the query in flight, and pg
+            // also emits it as an "error" event, which the pool stops listening to at checkout:
+            // unheard, it would end the thread.
+            Effect.tap((client) => Effect.sync(() => client.on("error", ignoreLostConnection)))
+          ),
           (client) =>
             Effect.tryPromise({
               try: async () => {
@@ -332,7 +339,11 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
               },
               catch: failed
             }),
-          (client, exit) => Effect.sync(() => client.release(Exit.isSuccess(exit) ? undefined : true))
+          (client, exit) =>
+            Effect.sync(() => {
+              client.removeListener("error", ignoreLostConnection)
+              client.release(Exit.isSuccess(exit) ? undefined : true)
+            })
         )
       })
 
