@@ -38,12 +38,13 @@ export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
     }
     const read = () => Buffer.from(readFileSync(file, "utf8").trim(), "utf8")
     const key = read()
+    const dataKey = keepDataKey(config.dataDir)
     // The admin CLI's `token-secret rotate` replaces the file: a running instance takes the new key
     // at its next login, without a restart.
     let stamp = fileStamp(file)
     let latest = key
     return {
-      key,
+      dataKey,
       current: () => {
         const now = fileStamp(file)
         if (now !== undefined && now !== stamp) {
@@ -58,10 +59,29 @@ export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
   static readonly layerFromKey = (key: string) => Layer.succeed(TokenSecret, TokenSecret.make(fixedSecret(Buffer.from(key, "utf8"))))
 }
 
-/** `key`: the secret when the service started (the click log's visitor hashes); `current()`: the one tokens are made with now. */
-const fixedSecret = (key: Buffer) => ({ key, current: () => key })
+/**
+ * `dataKey`: the key of what must outlive a token-secret rotation (the click log's visitor hashes,
+ * which unique-visitor counts join on); `current()`: the secret tokens are made with now.
+ */
+const fixedSecret = (key: Buffer) => ({ dataKey: key, current: () => key })
 
 export const tokenSecretFile = (dataDir: string) => resolve(dataDir, "token-secret")
+const dataKeyFile = (dataDir: string) => resolve(dataDir, "data-key")
+
+/**
+ * `DATA_DIR/data-key`, made once as a copy of the token secret of that time: keys derived from it
+ * are the ones derived from the token secret before the file existed, and `token-secret rotate`
+ * leaves it alone.
+ */
+const keepDataKey = (dataDir: string) => {
+  const file = dataKeyFile(dataDir)
+  if (!existsSync(file)) {
+    const draft = `${file}.${process.pid}`
+    writeFileSync(draft, readFileSync(tokenSecretFile(dataDir), "utf8").trim(), { mode: 0o600 })
+    renameSync(draft, file)
+  }
+  return Buffer.from(readFileSync(file, "utf8").trim(), "utf8")
+}
 
 const fileStamp = (file: string) => {
   const stat = statSync(file, { throwIfNoEntry: false })
@@ -73,6 +93,7 @@ export const replaceTokenSecret = (dataDir: string) => {
   const file = tokenSecretFile(dataDir)
   const draft = `${file}.${process.pid}`
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  if (existsSync(file)) keepDataKey(dataDir)
   writeFileSync(draft, randomBytes(32).toString("base64url"), { mode: 0o600 })
   renameSync(draft, file)
   return file

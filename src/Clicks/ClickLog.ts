@@ -66,7 +66,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
         const config = yield* AppConfig
         const { connection } = yield* DatabasePool
         const notifier = yield* ClickNotifier
-        const { key } = yield* TokenSecret
+        const { dataKey } = yield* TokenSecret
         const logLevel = yield* FiberRef.get(FiberRef.currentMinimumLogLevel)
         const runFork = Runtime.runFork(yield* Effect.runtime<never>())
         const warn = (message: string) => runFork(Effect.logWarning(message))
@@ -74,7 +74,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
           {
             connection,
             spillDir: join(config.dataDir, "clicks"),
-            ipKey: createHmac("sha256", key).update("click ip hash").digest(),
+            ipKey: createHmac("sha256", dataKey).update("click ip hash").digest(),
             logLevel: logLevel._tag,
             flushIntervalMs: Duration.toMillis(options.flushInterval),
             batchSize: options.batchSize,
