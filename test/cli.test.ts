@@ -723,8 +723,8 @@ describe("admin CLI", { timeout: 120_000 }, () => {
 
   it.effect("token-secret rotate writes a new secret and revokes every access token; refused when TOKEN_SECRET sets it", () =>
     Effect.gen(function* () {
-      const secretDir = mkdtempSync(join(tmpdir(), "links-cli-secret-"))
-      scratch.push(secretDir)
+      // This file's DATA_DIR: on the embedded database it is also where the database is.
+      const secretDir = dataDir
       const file = join(secretDir, "token-secret")
       writeFileSync(file, "the old secret", { mode: 0o600 })
       const { accountA } = yield* fixture
