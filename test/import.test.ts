@@ -105,9 +105,12 @@ const newDomain = withDatabase(
       RETURNING id`
     const [domain] = yield* sql<{ id: number }>`
       INSERT INTO domains (account_id, domain) VALUES (${account!.id}, ${`import-${suffix}.example`}) RETURNING id`
-    return { domainId: domain!.id, userId: user!.id }
+    return { accountId: account!.id, domainId: domain!.id, userId: user!.id }
   })
 )
+
+const setQuota = (accountId: number, quota: number) =>
+  withDatabase(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE accounts SET link_quota = ${quota} WHERE id = ${accountId}`))
 
 interface StoredLink {
   readonly alias: string
@@ -286,6 +289,34 @@ describe("cli import", () => {
       const short = yield* imported("--from", "csv", fileOf("short.csv", "alias,url,title\nok,https://example.com/,T\nshort\n"), "--domain", String(domainId))
       expect(short.events).toContainEqual({ event: "invalid", line: 3, reason: "1 field(s) where the header has 3" })
       expect(short.summary).toEqual(expect.objectContaining({ imported: 1, invalid: 1 }))
+    })
+  )
+
+  it.effect("owns the links by --user of the domain's account, stops at the account's quota and continues once it allows; text output", () =>
+    Effect.gen(function* () {
+      const { accountId, domainId, userId } = yield* newDomain
+      const other = yield* newDomain
+      const file = fileOf("quota.csv", ["alias,url", ...[1, 2, 3, 4, 5, 1].map((n) => `q${n},https://example.com/q${n}`)].join("\n"))
+      const stranger = yield* cli("import", "--from", "csv", file, "--domain", String(domainId), "--user", String(other.userId))
+      expect(stranger.code).toBe(1)
+      expect(stranger.stderr).toBe(`error: user ${other.userId} is not a user of the account of domain ${domainId}\n`)
+      yield* setQuota(accountId, 3)
+      const stopped = yield* cli("import", "--from", "csv", file, "--domain", String(domainId), "--user", String(userId), "--batch-size", "2")
+      expect(stopped.code).toBe(1)
+      expect(stopped.stdout).toBe("")
+      expect(stopped.stderr).toBe("error: the account's link quota (3) would be passed: it has 2 links and the next batch holds 2\n")
+      expect(yield* linksOf(domainId)).toHaveLength(2)
+      yield* setQuota(accountId, 10)
+      const resumed = yield* cli("import", "--from", "csv", file, "--domain", String(domainId), "--batch-size", "2")
+      expect(resumed.code).toBe(0)
+      expect(resumed.stderr).toBe("")
+      expect(resumed.stdout).toBe(
+        'line 7: conflict: the alias "q1" is taken on the domain (left as it is)\n' +
+          `imported 6 rows from csv (into domain ${domainId} as user ${userId}): 3 imported, 1 conflicts, 0 invalid, 2 skipped\n`
+      )
+      const links = yield* linksOf(domainId)
+      expect(links.map((link) => link.alias)).toEqual(["q1", "q2", "q3", "q4", "q5"])
+      expect(links.every((link) => link.user_id === userId)).toBe(true)
     })
   )
 

@@ -1,7 +1,7 @@
 import { Data } from "effect"
 import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
-import type { ImportSource } from "../Import/Sources.ts"
+import type { ImportOptions } from "../Import/Importer.ts"
 
 /** A command of the admin CLI with its arguments checked (README "Admin CLI"). */
 /** Where a new password comes from: the command line, one line of stdin, or a prompt on the terminal. */
@@ -58,15 +58,7 @@ export type Command = Data.TaggedEnum<{
   GroupAddUser: { readonly groupId: number; readonly userId: number }
   GroupList: { readonly domainId: number }
   Migrate: {}
-  Import: {
-    readonly path: string
-    readonly source: ImportSource
-    readonly domainId: number
-    readonly userId: number | undefined
-    readonly dryRun: boolean
-    readonly batchSize: number
-    readonly json: boolean
-  }
+  Import: ImportOptions & { readonly json: boolean }
 }>
 
 export const Command = Data.taggedEnum<Command>()

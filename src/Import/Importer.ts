@@ -45,6 +45,8 @@ export interface ImportSummary extends ImportCounts {
   readonly finished_before: number | null
 }
 
+const lineOf = (event: ImportEvent) => (event._tag === "Progress" ? 0 : event.line)
+
 const unusable = (failure: unknown) =>
   new AdminError({
     message: failure instanceof UnusableFile ? failure.message : `the file cannot be read: ${failure instanceof Error ? failure.message : String(failure)}`
@@ -169,15 +171,13 @@ export class Importer extends Effect.Service<Importer>()("Importer", {
         const batch = (rows: ReadonlyArray<SourceRow>) =>
           Effect.gen(function* () {
             const links: Array<ImportLink> = []
-            let invalid = 0
+            const refused: Array<ImportEvent> = []
             for (const row of rows) {
               const read = readImportRow(row, now)
               if (Either.isRight(read)) links.push(read.right)
-              else {
-                invalid++
-                yield* onEvent({ _tag: "Invalid", unit: file.unit, line: row.line, reason: read.left })
-              }
+              else refused.push({ _tag: "Invalid", unit: file.unit, line: row.line, reason: read.left })
             }
+            const invalid = refused.length
             const planned = plan(links)
             const result = yield* Option.match(run, {
               onNone: () => preview(target, planned, seen),
@@ -189,9 +189,10 @@ export class Importer extends Effect.Service<Importer>()("Importer", {
                   invalid
                 }))
             })
-            for (const link of [...result.conflicts].sort((a, b) => a.line - b.line)) {
-              yield* onEvent({ _tag: "Conflict", unit: file.unit, line: link.line, alias: link.alias ?? "" })
-            }
+            // Told once the batch is committed (a batch rolled back is told by the run that redoes it), in line order.
+            const conflicts = result.conflicts.map((link): ImportEvent => ({ _tag: "Conflict", unit: file.unit, line: link.line, alias: link.alias ?? "" }))
+            const told = [...refused, ...conflicts].sort((a, b) => lineOf(a) - lineOf(b))
+            yield* Effect.forEach(told, onEvent, { discard: true })
             counts = {
               ...counts,
               done: counts.done + rows.length,
