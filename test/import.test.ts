@@ -320,31 +320,41 @@ describe("cli import", () => {
     })
   )
 
-  it.effect("continues after a killed run where it stopped, each link imported exactly once", () =>
+  it.effect("continues after Ctrl-C or a killed run where it stopped, each link imported exactly once", () =>
     Effect.gen(function* () {
       const { domainId } = yield* newDomain
       const total = 20_000
       const rows = Array.from({ length: total }, (_, n) => (n % 2 === 0 ? `r${n},https://example.com/${n},t${n % 7}` : `,https://example.com/${n},`))
       const file = fileOf("big.csv", ["alias,url,tags", ...rows].join("\n"))
-      // Killed (SIGKILL, as a crash) as soon as the first batches are committed.
-      const killed = yield* Effect.async<string>((resume) => {
-        const child = spawn(process.execPath, [join(bundleDir, "Cli", "main.js"), "import", "--from", "csv", file, "--domain", String(domainId), "--batch-size", "100", "--json"], {
-          cwd: ROOT,
-          env: childEnv()
+      /** A run stopped by `signal` once 3 more batches than the links stored are committed: its exit code and output. */
+      const stoppedBy = (signal: NodeJS.Signals) =>
+        Effect.async<{ readonly code: number | null; readonly out: string }>((resume) => {
+          const child = spawn(process.execPath, [join(bundleDir, "Cli", "main.js"), "import", "--from", "csv", file, "--domain", String(domainId), "--batch-size", "100", "--json"], {
+            cwd: ROOT,
+            env: childEnv()
+          })
+          let out = ""
+          child.stdout.on("data", (chunk: Buffer) => {
+            out += chunk.toString()
+            if (out.split("\n").filter((line) => line.includes('"progress"')).length === 3) child.kill(signal)
+          })
+          child.on("close", (code) => resume(Effect.succeed({ code, out })))
         })
-        let out = ""
-        child.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString()
-          if (out.split("\n").filter((line) => line.includes('"progress"')).length >= 3) child.kill("SIGKILL")
-        })
-        child.on("close", () => resume(Effect.succeed(out)))
-      })
-      expect(killed).not.toMatch(/"summary"/)
+      // Ctrl-C: the batch in flight is rolled back, the process ends with 130.
+      const interrupted = yield* stoppedBy("SIGINT")
+      expect(interrupted.code).toBe(130)
+      expect(interrupted.out).not.toMatch(/"summary"/)
+      const first = (yield* linksOf(domainId)).length
+      expect(first).toBeGreaterThanOrEqual(300)
+      // A crash (SIGKILL) of the run that continues.
+      const killed = yield* stoppedBy("SIGKILL")
+      expect(killed.out).not.toMatch(/"summary"/)
+      expect(lines(killed.out)[0]).toEqual(expect.objectContaining({ event: "progress", skipped: first }))
       const committed = (yield* linksOf(domainId)).length
-      expect(committed).toBeGreaterThanOrEqual(300)
+      expect(committed).toBeGreaterThanOrEqual(first + 300)
       expect(committed).toBeLessThan(total)
       const { summary } = yield* imported("--from", "csv", file, "--domain", String(domainId))
-      expect(summary["skipped"]).toBeGreaterThanOrEqual(300)
+      expect(summary["skipped"]).toBe(committed)
       expect(Number(summary["skipped"]) + Number(summary["imported"])).toBe(total)
       const links = yield* linksOf(domainId)
       expect(links).toHaveLength(total)
