@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Effect, Either } from "effect"
+import { parseInvocation } from "../src/Cli/Arguments.ts"
+import { Command } from "../src/Cli/Command.ts"
 import { CsvSyntaxError, csvRecords } from "../src/Import/Csv.ts"
 import { readImportRow } from "../src/Import/ImportRows.ts"
 import { parseClicks, parseCreated } from "../src/Import/ImportValues.ts"
@@ -126,4 +128,24 @@ describe("source formats", () => {
     ])
     expect(() => jsonRows("bitly", { data: [] })).toThrow(/no "links" list/)
   })
+})
+
+describe("the import command line", () => {
+  it.effect("reads the file, the source and the options; refuses a missing or second file and an unknown source", () =>
+    Effect.gen(function* () {
+      const read = (...args: ReadonlyArray<string>) => parseInvocation(args).command
+      const refusal = (...args: ReadonlyArray<string>) => Effect.map(Effect.flip(read(...args)), (error) => error.message)
+      expect(yield* read("import", "--from", "shlink", "urls.csv", "--domain", "3", "--dry-run", "--json")).toEqual(
+        Command.Import({ path: "urls.csv", source: "shlink", domainId: 3, userId: undefined, dryRun: true, batchSize: 1000, json: true })
+      )
+      expect(yield* read("import", "x.json", "--from=kutt", "--domain", "3", "--user", "9", "--batch-size", "50")).toEqual(
+        Command.Import({ path: "x.json", source: "kutt", domainId: 3, userId: 9, dryRun: false, batchSize: 50, json: false })
+      )
+      expect(yield* refusal("import", "--from", "csv", "--domain", "3")).toBe("import needs the FILE to import")
+      expect(yield* refusal("import", "--from", "csv", "a.csv", "b.csv", "--domain", "3")).toBe('unexpected argument "b.csv"')
+      expect(yield* refusal("import", "--from", "rebrandly", "a.csv", "--domain", "3")).toMatch(/^--from must be one of csv, shlink, yourls, kutt, bitly/)
+      expect(yield* refusal("import", "--from", "csv", "a.csv", "--domain", "3", "--batch-size", "20000")).toBe("--batch-size must be at most 10000")
+      expect(yield* refusal("migrate", "now")).toBe('unexpected argument "now"')
+    })
+  )
 })
