@@ -5,7 +5,8 @@ import { Plan, Role } from "../Accounts/User.ts"
 import { emailProblem } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
-import { Command, type PasswordSource, UsageError } from "./Command.ts"
+import { IMPORT_SOURCES } from "../Import/Sources.ts"
+import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
 
 type Kind = "value" | "flag"
 
@@ -27,6 +28,9 @@ const optionKinds = {
   link: "value",
   owner: "value",
   page: "value",
+  from: "value",
+  "batch-size": "value",
+  "dry-run": "flag",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -51,7 +55,9 @@ const idOf = (name: OptionName, raw: string): Effect.Effect<number, UsageError> 
 class Given {
   constructor(
     readonly command: string,
-    private readonly values: ReadonlyMap<OptionName, ReadonlyArray<string>>
+    private readonly values: ReadonlyMap<OptionName, ReadonlyArray<string>>,
+    /** The words after the command's own (only a command with `operand` takes one). */
+    readonly operands: ReadonlyArray<string> = []
   ) {}
 
   optional(name: OptionName): Option.Option<string> {
@@ -158,6 +164,8 @@ interface CommandSpec {
   readonly options: ReadonlyArray<OptionName>
   /** Options that may be given more than once; any other given twice is refused. */
   readonly repeatable?: ReadonlyArray<OptionName>
+  /** The name of the one word the command takes after its own (import's FILE). */
+  readonly operand?: string
   readonly build: (given: Given) => Effect.Effect<Command, UsageError>
 }
 
@@ -277,8 +285,26 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "group list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.GroupList({ domainId })) },
-  migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
+  migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) },
+  import: {
+    options: ["from", "domain", "user", "dry-run", "batch-size"],
+    operand: "FILE",
+    build: (given) =>
+      Effect.gen(function* () {
+        const source = yield* given.oneOf("from", IMPORT_SOURCES)
+        const path = given.operands[0]
+        if (path === undefined || path === "") return yield* usage("import needs the FILE to import")
+        const domainId = yield* given.id("domain")
+        const userId = given.has("user") ? yield* given.id("user") : undefined
+        const batchSize = given.has("batch-size") ? yield* given.id("batch-size") : DEFAULT_IMPORT_BATCH
+        if (batchSize > 10_000) return yield* usage("--batch-size must be at most 10000")
+        return Command.Import({ path, source, domainId, userId, dryRun: given.has("dry-run"), batchSize, json: given.has("json") })
+      })
+  }
 }
+
+/** Commands of one word. */
+const ONE_WORD = new Set(["migrate", "import"])
 
 export interface Invocation {
   readonly json: boolean
@@ -316,17 +342,18 @@ export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
       }
     }
     if (values.has("version")) return Command.Version()
-    const spoken = words.slice(0, words[0] === "migrate" ? 1 : 2).join(" ")
+    const spoken = words.slice(0, ONE_WORD.has(words[0] ?? "") ? 1 : 2).join(" ")
     const spec = commands[spoken]
     if (values.has("help") || words.length === 0) return Command.Help({ command: spec === undefined ? undefined : spoken })
     if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
-    const extra = words[spoken.split(" ").length]
+    const operands = words.slice(spoken.split(" ").length)
+    const extra = operands[spec.operand === undefined ? 0 : 1]
     if (extra !== undefined) return yield* usage(`unexpected argument "${extra}"`)
     for (const [name, given] of values) {
       if (given.length > 1 && !spec.repeatable?.includes(name)) return yield* usage(`--${name} is given twice`)
       if (name !== "json" && name !== "version" && !spec.options.includes(name)) return yield* usage(`--${name} is not an option of ${spoken}`)
     }
-    return yield* spec.build(new Given(spoken, values))
+    return yield* spec.build(new Given(spoken, values, operands))
   })
   return { json, command }
 }

@@ -1,6 +1,7 @@
 import { Data } from "effect"
 import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
+import type { ImportOptions } from "../Import/Importer.ts"
 
 /** A command of the admin CLI with its arguments checked (README "Admin CLI"). */
 /** Where a new password comes from: the command line, one line of stdin, or a prompt on the terminal. */
@@ -11,6 +12,9 @@ export type PasswordSource =
 
 /** Rows a page of a list command shows, as the API's version 4 lists. */
 export const PAGE_SIZE = 50
+
+/** Rows of a file `import` commits in one transaction unless `--batch-size` says otherwise. */
+export const DEFAULT_IMPORT_BATCH = 1000
 
 export type Command = Data.TaggedEnum<{
   Help: { readonly command: string | undefined }
@@ -54,6 +58,7 @@ export type Command = Data.TaggedEnum<{
   GroupAddUser: { readonly groupId: number; readonly userId: number }
   GroupList: { readonly domainId: number }
   Migrate: {}
+  Import: ImportOptions & { readonly json: boolean }
 }>
 
 export const Command = Data.taggedEnum<Command>()

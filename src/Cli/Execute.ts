@@ -18,6 +18,8 @@ import { migrate } from "../Sql/Migrator.ts"
 import { type Command, PAGE_SIZE } from "./Command.ts"
 import type { Outcome } from "./Outcome.ts"
 import { readPassword } from "./PasswordInput.ts"
+import { Importer } from "../Import/Importer.ts"
+import { importOutcome, importReporter } from "./ImportOutput.ts"
 import { record, table } from "./Table.ts"
 
 /**
@@ -38,6 +40,7 @@ const sessionsLayer = Sessions.DefaultWithoutDependencies.pipe(
 const groupsLayer = Groups.Default.pipe(Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)), Layer.provideMerge(database))
 const tagsLayer = Tags.Default.pipe(Layer.provideMerge(database))
 const inventoryLayer = Inventory.Default.pipe(Layer.provideMerge(database))
+const importerLayer = Importer.Default.pipe(Layer.provideMerge(database))
 
 const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Accounts, f), accountsLayer)
 
@@ -116,6 +119,14 @@ export const execute = (command: DatabaseCommand) =>
           })
         )
       ),
+
+    Import: ({ json, ...options }) => {
+      const reporter = importReporter(json, process.stdout, process.stderr)
+      return Effect.provide(Effect.flatMap(Importer, (importer) => importer.run(options, reporter.onEvent)), importerLayer).pipe(
+        Effect.ensuring(reporter.done),
+        Effect.map(importOutcome)
+      )
+    },
 
     AccountCreate: ({ linkQuota, name, plan }) =>
       withAccounts((accounts) => accounts.createAccount({ name, plan, linkQuota })).pipe(

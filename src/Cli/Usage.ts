@@ -71,7 +71,15 @@ export const HELP: Readonly<Record<string, Help>> = {
   "group add-link": { synopsis: "group add-link --group ID --link ID", description: "puts a link of the group's domain in the group" },
   "group add-user": { synopsis: "group add-user --group ID --user ID", description: "lets a user of the domain's account see the group" },
   "group list": { synopsis: "group list --domain ID", description: "every group of the domain" },
-  migrate: { synopsis: "migrate", description: "applies the pending database migrations" }
+  migrate: { synopsis: "migrate", description: "applies the pending database migrations" },
+  import: {
+    synopsis: "import --from csv|shlink|yourls|kutt|bitly FILE --domain ID [--user ID] [--dry-run] [--batch-size N]",
+    description:
+      "links exported by another shortener, into the domain (owned by --user, default the account's first\n" +
+      "admin); the link rules of E4 apply, an alias the domain holds is a conflict (listed, never\n" +
+      "overwritten); --dry-run writes nothing; run again after a stop, it continues where it stopped.\n" +
+      "With --json: one JSON line per conflict, invalid row and batch, then the summary (README \"Import\")"
+  }
 }
 
 const indent = (text: string) => text.split("\n").map((line) => `      ${line}`).join("\n")
