@@ -6,6 +6,7 @@ import { emailProblem } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { Command, type PasswordSource, UsageError } from "./Command.ts"
+import { LAST_SECOND } from "../Export/ExportWindow.ts"
 
 type Kind = "value" | "flag"
 
@@ -27,6 +28,9 @@ const optionKinds = {
   link: "value",
   owner: "value",
   page: "value",
+  output: "value",
+  from: "value",
+  to: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -148,6 +152,22 @@ const passwordSource = (given: Given, email: string): Effect.Effect<PasswordSour
 const page = (given: Given) => (given.has("page") ? given.id("page") : Effect.succeed(1))
 
 const optionalAccount = (given: Given) => (given.has("account") ? given.id("account") : Effect.succeed(null))
+
+/** A Unix second of `--from` / `--to`: a whole number from 0 to the end of 9999. */
+const unixSecond = (given: Given, name: "from" | "to") =>
+  Effect.flatMap(given.required(name), (raw) =>
+    /^[0-9]{1,12}$/.test(raw) && Number(raw) <= LAST_SECOND
+      ? Effect.succeed(Number(raw))
+      : Effect.fail(usage(`--${name} must be a Unix time in seconds from 0 to ${LAST_SECOND}, not "${raw}"`))
+  )
+
+/** `--output FILE`, else standard output, which then holds the CSV alone (no `--json` answer beside it). */
+const output = (given: Given) =>
+  Effect.gen(function* () {
+    if (given.has("output")) return yield* text(given, "output", 4096)
+    if (given.has("json")) return yield* usage(`${given.command} --json needs --output: without it, standard output holds the CSV`)
+    return undefined
+  })
 
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
   options: ["email"],
@@ -277,6 +297,24 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "group list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.GroupList({ domainId })) },
+  "export links": {
+    options: ["domain", "output"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.ExportLinks({ domainId: yield* given.id("domain"), output: yield* output(given) })
+      })
+  },
+  "export clicks": {
+    options: ["domain", "from", "to", "link", "output"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        const from = yield* unixSecond(given, "from")
+        const to = yield* unixSecond(given, "to")
+        const linkId = given.has("link") ? yield* given.id("link") : undefined
+        return Command.ExportClicks({ domainId, from, to, linkId, output: yield* output(given) })
+      })
+  },
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 
