@@ -32,6 +32,7 @@ import { readFile, writeFile } from "node:fs/promises"
 import pg from "pg"
 import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
+import { numberFromEnv } from "./support/Env.ts"
 import { loadClicks } from "./support/ClickLoad.ts"
 import { cpuTicksOf } from "./support/ProcessCpu.ts"
 import { requestJson, startAdminService } from "./support/Setup.ts"
@@ -40,14 +41,6 @@ import { formatTable } from "./support/Table.ts"
 const DAYS = 360
 const DAY = 86_400
 const SETUP_CONCURRENCY = 8
-
-const numberFromEnv = (name: string, fallback: number) => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got ${raw}`)
-  return value
-}
 
 const clickCount = numberFromEnv("BENCH_CLICKS", 1_000_000)
 const linkCount = Math.max(1, numberFromEnv("BENCH_LINKS", 100))
@@ -91,14 +84,14 @@ interface Sample {
   readonly kib: number
 }
 
-/** The largest sample of each quarter of a run (what memory holds as the export proceeds), in KiB. */
+/** The largest sample of each quarter of a run (what memory holds as the export proceeds), in KiB; NaN for a quarter without one. */
 const quarterPeaks = (samples: ReadonlyArray<Sample>): ReadonlyArray<number> => {
   const first = samples[0]?.at ?? 0
   const span = Math.max(1, (samples.at(-1)?.at ?? 0) - first)
-  const peaks = [0, 0, 0, 0]
+  const peaks = [Number.NaN, Number.NaN, Number.NaN, Number.NaN]
   for (const sample of samples) {
     const quarter = Math.min(3, Math.floor(((sample.at - first) / span) * 4))
-    peaks[quarter] = Math.max(peaks[quarter]!, sample.kib)
+    peaks[quarter] = Number.isNaN(peaks[quarter]!) ? sample.kib : Math.max(peaks[quarter]!, sample.kib)
   }
   return peaks
 }
@@ -266,7 +259,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   if (slow !== undefined && slow.download.status !== 200) failures.push(`slow download answered ${slow.download.status}`)
   for (const run of fastRuns.slice(1)) if (run.download.bytes !== fast.bytes) failures.push(`download sizes differ: ${run.download.bytes} and ${fast.bytes}`)
 
-  const quarters = (values: ReadonlyArray<number>) => values.map(mib).join(" / ")
+  const quarters = (values: ReadonlyArray<number>) => values.map((kib) => (Number.isNaN(kib) ? "-" : mib(kib))).join(" / ")
   const complete = fastRuns.every((run) => run.download.status === 200 && run.download.records === Number(expected) + 1)
   const rows = [
     ["clicks exported", Number(expected).toLocaleString("en-US")],
