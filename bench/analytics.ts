@@ -40,6 +40,7 @@ import pg from "pg"
 import { kindIs } from "../src/Clicks/Rollups.ts"
 import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
+import { numberFromEnv } from "./support/Env.ts"
 import { loadClicks } from "./support/ClickLoad.ts"
 import { requestJson, startAdminService } from "./support/Setup.ts"
 import { formatTable } from "./support/Table.ts"
@@ -50,14 +51,6 @@ const SETUP_CONCURRENCY = 8
 const DAYS = 365
 const DAY = 86_400
 const TARGET_MS = 100
-
-const numberFromEnv = (name: string, fallback: number) => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got ${raw}`)
-  return value
-}
 
 const clickCount = numberFromEnv("BENCH_CLICKS", 10_000_000)
 const burstClicks = numberFromEnv("BENCH_BURST_CLICKS", 150_000)

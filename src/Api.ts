@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { documentErrors, InternalError, Unavailable } from "./Platform/ApiError.ts"
 import { AnalyticsApi } from "./Analytics/AnalyticsApi.ts"
 import { AuthApi } from "./Auth/AuthApi.ts"
+import { ExportApi } from "./Export/ExportApi.ts"
 import { DomainsApi } from "./Domains/DomainsApi.ts"
 import { ErrorCodesApi } from "./Operations/ErrorCodesApi.ts"
 import { LinkSearchApi } from "./Links/LinkSearchApi.ts"
@@ -29,6 +30,7 @@ export class Api extends HttpApi.make("links")
   .add(TagsApi.prefix("/api/v4").addError(Unavailable))
   .add(GroupsApi.prefix("/api/v4").addError(Unavailable))
   .add(AnalyticsApi.prefix("/api/v4").addError(Unavailable))
+  .add(ExportApi.prefix("/api/v4").addError(Unavailable))
   .add(OperationsApi)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Link Shortening Service API")

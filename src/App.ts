@@ -16,6 +16,9 @@ import { Tags } from "./Tags/Tags.ts"
 import { Sessions } from "./Auth/Sessions.ts"
 import { Analytics } from "./Analytics/Analytics.ts"
 import { AnalyticsHttpLive } from "./Analytics/AnalyticsHttp.ts"
+import { Export } from "./Export/Export.ts"
+import { ExportCsv } from "./Export/ExportCsv.ts"
+import { ExportHttpLive } from "./Export/ExportHttp.ts"
 import { AuthHttpLive } from "./Auth/AuthHttp.ts"
 import { DomainsHttpLive } from "./Domains/DomainsHttp.ts"
 import { ErrorCodesHttpLive } from "./Operations/ErrorCodesHttp.ts"
@@ -82,7 +85,7 @@ export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | Databas
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)))
   // Links and Analytics filter by group: Groups sits under them.
   return topLevel.pipe(
     Layer.provideMerge(Groups.DefaultWithoutDependencies),
@@ -113,7 +116,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -68,7 +68,8 @@ const run = (command: Command) => {
 /** Runs the command line and answers the process exit code. */
 const main = (argv: ReadonlyArray<string>) => {
   const { json, command } = parseInvocation(argv)
-  const succeed = (outcome: Outcome) => write(process.stdout, json ? JSON.stringify(outcome.json) : outcome.text)
+  const succeed = (outcome: Outcome) =>
+    outcome.printed === true ? Effect.void : write(process.stdout, json ? JSON.stringify(outcome.json) : outcome.text)
   const fail = (message: string) =>
     Effect.zipRight(
       json ? write(process.stdout, JSON.stringify({ error: message })) : Effect.void,

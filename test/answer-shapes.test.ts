@@ -9,8 +9,15 @@ import { TestServer } from "./support/TestServer.ts"
 
 const window = `from_unix=${FOUR_DAYS.from_unix}&to_unix=${FOUR_DAYS.to_unix}`
 
-/** Operations with no JSON answer to check: the operational endpoints and the QR image. */
-const NOT_JSON = new Set(["/healthz", "/readyz", "/metrics", "/{domain_id}/links/{link_id}/qr"])
+/** Operations with no JSON answer to check: the operational endpoints, the QR image and the CSV exports (test/export.test.ts). */
+const NOT_JSON = new Set([
+  "/healthz",
+  "/readyz",
+  "/metrics",
+  "/{domain_id}/links/{link_id}/qr",
+  "/{domain_id}/export/links.csv",
+  "/{domain_id}/export/clicks.csv"
+])
 
 /** Version 3 answers one link as `objects: {...}`, not in an array; its fields are checked as version 4's. */
 const asListed = (body: unknown) => {

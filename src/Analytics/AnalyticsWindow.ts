@@ -21,7 +21,7 @@ export interface AnalyticsWindow extends TimeRange {
 export const startOfDay = (seconds: number) => Math.floor(seconds / DAY) * DAY
 
 /** The same instant one calendar year later (29 February goes to 1 March). */
-const oneYearAfter = (seconds: number) => {
+export const oneYearAfter = (seconds: number) => {
   const date = new Date(seconds * 1000)
   date.setUTCFullYear(date.getUTCFullYear() + 1)
   return Math.floor(date.getTime() / 1000)

@@ -7,6 +7,7 @@ import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
+import { LAST_SECOND } from "../Export/ExportWindow.ts"
 
 type Kind = "value" | "flag"
 
@@ -31,6 +32,8 @@ const optionKinds = {
   from: "value",
   "batch-size": "value",
   "dry-run": "flag",
+  output: "value",
+  to: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -154,6 +157,22 @@ const passwordSource = (given: Given, email: string): Effect.Effect<PasswordSour
 const page = (given: Given) => (given.has("page") ? given.id("page") : Effect.succeed(1))
 
 const optionalAccount = (given: Given) => (given.has("account") ? given.id("account") : Effect.succeed(null))
+
+/** A Unix second of `--from` / `--to`: a whole number from 0 to the end of 9999. */
+const unixSecond = (given: Given, name: "from" | "to") =>
+  Effect.flatMap(given.required(name), (raw) =>
+    /^[0-9]{1,12}$/.test(raw) && Number(raw) <= LAST_SECOND
+      ? Effect.succeed(Number(raw))
+      : Effect.fail(usage(`--${name} must be a Unix time in seconds from 0 to ${LAST_SECOND}, not "${raw}"`))
+  )
+
+/** `--output FILE`, else standard output, which then holds the CSV alone (no `--json` answer beside it). */
+const output = (given: Given) =>
+  Effect.gen(function* () {
+    if (given.has("output")) return yield* text(given, "output", 4096)
+    if (given.has("json")) return yield* usage(`${given.command} --json needs --output: without it, standard output holds the CSV`)
+    return undefined
+  })
 
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
   options: ["email"],
@@ -285,7 +304,6 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "group list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.GroupList({ domainId })) },
-  migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) },
   import: {
     options: ["from", "domain", "user", "dry-run", "batch-size"],
     operand: "FILE",
@@ -300,7 +318,26 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         if (batchSize > 10_000) return yield* usage("--batch-size must be at most 10000")
         return Command.Import({ path, source, domainId, userId, dryRun: given.has("dry-run"), batchSize, json: given.has("json") })
       })
-  }
+  },
+  "export links": {
+    options: ["domain", "output"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.ExportLinks({ domainId: yield* given.id("domain"), output: yield* output(given) })
+      })
+  },
+  "export clicks": {
+    options: ["domain", "from", "to", "link", "output"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        const from = yield* unixSecond(given, "from")
+        const to = yield* unixSecond(given, "to")
+        const linkId = given.has("link") ? yield* given.id("link") : undefined
+        return Command.ExportClicks({ domainId, from, to, linkId, output: yield* output(given) })
+      })
+  },
+  migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 
 /** Commands of one word. */

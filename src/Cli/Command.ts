@@ -57,6 +57,14 @@ export type Command = Data.TaggedEnum<{
   GroupAddLink: { readonly groupId: number; readonly linkId: number }
   GroupAddUser: { readonly groupId: number; readonly userId: number }
   GroupList: { readonly domainId: number }
+  ExportLinks: { readonly domainId: number; readonly output: string | undefined }
+  ExportClicks: {
+    readonly domainId: number
+    readonly from: number
+    readonly to: number
+    readonly linkId: number | undefined
+    readonly output: string | undefined
+  }
   Migrate: {}
   Import: ImportOptions & { readonly json: boolean }
 }>

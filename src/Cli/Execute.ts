@@ -20,6 +20,9 @@ import type { Outcome } from "./Outcome.ts"
 import { readPassword } from "./PasswordInput.ts"
 import { Importer } from "../Import/Importer.ts"
 import { importOutcome, importReporter } from "./ImportOutput.ts"
+import { writeCsv } from "./CsvOutput.ts"
+import { ExportCsv } from "../Export/ExportCsv.ts"
+import { isCodedFailure } from "../Platform/Failure.ts"
 import { record, table } from "./Table.ts"
 
 /**
@@ -43,6 +46,22 @@ const inventoryLayer = Inventory.Default.pipe(Layer.provideMerge(database))
 const importerLayer = Importer.Default.pipe(Layer.provideMerge(database))
 
 const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Accounts, f), accountsLayer)
+
+const exportLayer = ExportCsv.Default.pipe(Layer.provideMerge(database))
+
+/**
+ * An export of a domain that exists, deleted or not, written to `output` or standard output; a
+ * refusal of its rules (window, link) said as the API says it, code first.
+ */
+const exported = (domainId: number, output: string | undefined, file: (files: ExportCsv) => ReturnType<ExportCsv["clicks"]>) =>
+  Effect.gen(function* () {
+    const files = yield* ExportCsv
+    if (!(yield* files.domainExists(domainId))) return yield* new AdminError({ message: `there is no domain ${domainId}` })
+    return yield* writeCsv(output, yield* file(files))
+  }).pipe(
+    Effect.mapError((error) => (isCodedFailure(error) ? new AdminError({ message: `${error.code} ${error.message}` }) : error)),
+    Effect.provide(exportLayer)
+  )
 
 const withInventory = <A, E>(f: (inventory: Inventory) => Effect.Effect<A, E, never>) =>
   Effect.provide(Effect.flatMap(Inventory, f), inventoryLayer)
@@ -255,6 +274,11 @@ export const execute = (command: DatabaseCommand) =>
           })
         )
       ),
+
+    ExportLinks: ({ domainId, output }) => exported(domainId, output, (files) => Effect.succeed(files.links(domainId))),
+
+    ExportClicks: ({ domainId, from, to, linkId, output }) =>
+      exported(domainId, output, (files) => files.clicks(domainId, { from_unix: from, to_unix: to, link_id: linkId })),
 
     GroupCreate: (input) =>
       withGroups((groups) => groups.create(input)).pipe(

@@ -71,7 +71,6 @@ export const HELP: Readonly<Record<string, Help>> = {
   "group add-link": { synopsis: "group add-link --group ID --link ID", description: "puts a link of the group's domain in the group" },
   "group add-user": { synopsis: "group add-user --group ID --user ID", description: "lets a user of the domain's account see the group" },
   "group list": { synopsis: "group list --domain ID", description: "every group of the domain" },
-  migrate: { synopsis: "migrate", description: "applies the pending database migrations" },
   import: {
     synopsis: "import --from csv|shlink|yourls|kutt|bitly FILE --domain ID [--user ID] [--dry-run] [--batch-size N]",
     description:
@@ -79,7 +78,20 @@ export const HELP: Readonly<Record<string, Help>> = {
       "admin); the link rules of E4 apply, an alias the domain holds is a conflict (listed, never\n" +
       "overwritten); --dry-run writes nothing; run again after a stop, it continues where it stopped.\n" +
       "With --json: one JSON line per conflict, invalid row and batch, then the summary (README \"Import\")"
-  }
+  },
+  "export links": {
+    synopsis: "export links --domain ID [--output FILE]",
+    description:
+      "the domain's links that are not deleted, as CSV (the API's links export), to FILE (written whole\n" +
+      "or not at all) or standard output"
+  },
+  "export clicks": {
+    synopsis: "export clicks --domain ID --from UNIX --to UNIX [--link ID] [--output FILE]",
+    description:
+      "the domain's clicks from --from (inclusive) to --to (exclusive), at most a year, of one link with\n" +
+      "--link, as CSV (the API's clicks export), to FILE or standard output; deleted domains too"
+  },
+  migrate: { synopsis: "migrate", description: "applies the pending database migrations" }
 }
 
 const indent = (text: string) => text.split("\n").map((line) => `      ${line}`).join("\n")

@@ -111,6 +111,10 @@ export const validParam = (name: string, f: Fixtures): string | undefined => {
       return String(f.linkA)
     case "alias":
       return "fuzzed"
+    case "from_unix":
+      return "0"
+    case "to_unix":
+      return "86400"
     default:
       return undefined
   }
@@ -121,7 +125,8 @@ export const REQUIRED_QUERY: Readonly<Record<string, ReadonlyArray<string>>> = {
   "links.byAlias": ["alias"],
   "tags.listTags": ["domain_id"],
   "tags.listUtmTemplates": ["domain_id"],
-  "groups.listGroups": ["domain_id"]
+  "groups.listGroups": ["domain_id"],
+  "export.clicks_csv": ["from_unix", "to_unix"]
 }
 
 export const fillPath = (template: string, values: Readonly<Record<string, string>>) =>

@@ -18,15 +18,19 @@ const baseUrlLayer = Layer.effect(
 )
 
 /**
- * The whole service on a real listener at 127.0.0.1 (a free port) over a fresh database, with its
- * services exposed to the test. Rate limiting is lifted unless the test sets it. Logs below
- * `logLevel` are dropped.
+ * The whole service on a real listener at 127.0.0.1 (a free port) over a fresh database (or the
+ * given one), with its services exposed to the test. Rate limiting is lifted unless the test sets
+ * it. Logs below `logLevel` are dropped.
  */
-export const TestServer = (env: Record<string, string> = {}, logLevel: LogLevel.LogLevel = LogLevel.Warning) =>
+export const TestServer = (
+  env: Record<string, string> = {},
+  logLevel: LogLevel.LogLevel = LogLevel.Warning,
+  database: ReturnType<typeof makeTestDatabase> = makeTestDatabase()
+) =>
   baseUrlLayer.pipe(
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Shutdown.layer),
-    Layer.provideMerge(coreLayer(makeTestDatabase())),
+    Layer.provideMerge(coreLayer(database)),
     Layer.provideMerge(
       AppConfig.layerFromMap({
         DATA_DIR: mkdtempSync(join(tmpdir(), "links-test-")),
