@@ -181,6 +181,29 @@ describe("cli import", () => {
     })
   )
 
+  it.effect("our own links export imports as it is: its extra columns left unread, tags one a line, the formula guard dropped", () =>
+    Effect.gen(function* () {
+      const source = yield* newDomain
+      const target = yield* newDomain
+      const links = [
+        "alias,url,notes,tags,created,clicks",
+        'sum,https://example.com/sum,"=1+2, as typed",-draft|promo,2024-03-01T10:00:00Z,5',
+        "plain,https://example.com/plain,@someone,promo,1700000000,0"
+      ].join("\n")
+      yield* imported("--from", "csv", fileOf("source.csv", links), "--domain", String(source.domainId))
+      const exported = join(files, `${randomBytes(4).toString("hex")}-export.csv`)
+      const run = yield* cli("export", "links", "--domain", String(source.domainId), "--output", exported)
+      expect(run.stderr).toBe("")
+      const again = yield* imported("--from", "csv", exported, "--domain", String(target.domainId))
+      expect(again.summary).toEqual(expect.objectContaining({ imported: 2, invalid: 0, conflicts: 0 }))
+      const strip = (link: StoredLink) => ({ ...link, user_id: 0 })
+      expect((yield* linksOf(target.domainId)).map(strip)).toEqual((yield* linksOf(source.domainId)).map(strip))
+      expect(byAlias(yield* linksOf(target.domainId)).get("sum")).toEqual(
+        expect.objectContaining({ notes: "=1+2, as typed", tags: ["-draft", "promo"], click_count: 5, created: at("2024-03-01T10:00:00Z") })
+      )
+    })
+  )
+
   it.effect("a dry run writes nothing and reports the counts the import then has; conflicts are listed and left as they are", () =>
     Effect.gen(function* () {
       const { domainId } = yield* newDomain

@@ -37,9 +37,9 @@ export const parseClicks = (raw: string | number): number | undefined => {
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined
 }
 
-/** Tag names of one cell, `|`-separated as Shlink writes them; empty names dropped. */
+/** Tag names of one cell, `|`-separated as Shlink writes them or one a line as our export does; empty names dropped. */
 export const splitTags = (cell: string): ReadonlyArray<string> =>
   cell
-    .split("|")
+    .split(/[|\r\n]/)
     .map((name) => name.trim())
     .filter((name) => name !== "")

@@ -25,19 +25,29 @@ export interface SourceRow {
 export class UnusableFile extends Error {}
 
 type Field = "alias" | "url" | "title" | "notes" | "tags" | "created" | "clicks"
+/** A column known and left unread: what our own links export carries besides the fields. */
+type Ignored = "ignored"
 
 /** Which column holds which field, read from a header line. */
 type Columns = Partial<Record<Field, number>>
 
-/** Our own format: these column names exactly (any order, any case), `url` required. */
-const OWN_COLUMNS: Readonly<Record<string, Field>> = {
+/**
+ * Our own format: these column names exactly (any order, any case), `url` required; the other
+ * columns of our links export (`export links`) are known and not read, so an export imports as it is.
+ */
+const OWN_COLUMNS: Readonly<Record<string, Field | Ignored>> = {
   alias: "alias",
   url: "url",
   title: "title",
   notes: "notes",
   tags: "tags",
   created: "created",
-  clicks: "clicks"
+  clicks: "clicks",
+  ...Object.fromEntries(
+    ["id", "short_link", "redirect_url", "status", "redirect_type", "user_id", "modified", "archive_on", "delete_on", "last_clicked"].map(
+      (name) => [name, "ignored" as const]
+    )
+  )
 }
 
 /**
@@ -64,7 +74,7 @@ const listed = (names: ReadonlyArray<string>) => names.map((name) => `"${name}"`
 
 const columnsOf = (
   header: ReadonlyArray<string>,
-  known: Readonly<Record<string, Field>>,
+  known: Readonly<Record<string, Field | Ignored>>,
   normalise: (name: string) => string,
   strict: boolean
 ): Columns => {
@@ -76,6 +86,7 @@ const columnsOf = (
       if (strict) throw new UnusableFile(`line 1: unknown column "${raw}" (the columns are ${listed(Object.keys(known))})`)
       continue
     }
+    if (field === "ignored") continue
     if (columns[field] !== undefined && strict) throw new UnusableFile(`line 1: the column "${raw}" is given twice`)
     columns[field] ??= index
   }
@@ -89,12 +100,19 @@ export interface CsvReading {
   readonly row: (line: number, fields: ReadonlyArray<string>) => SourceRow
 }
 
-/** `nullText`: phpMyAdmin writes a NULL as `NULL` by default (YOURLS's title may be NULL). */
-const rowOf = (columns: Columns, width: number, nullText?: string) => (line: number, fields: ReadonlyArray<string>): SourceRow => {
+/** Our export's guard against spreadsheet formulas: a `'` before text starting with =, +, -, @, tab or CR. */
+const FORMULA_GUARD = /^'(?=[=+\-@\t\r])/
+
+/**
+ * `nullText`: phpMyAdmin writes a NULL as `NULL` by default (YOURLS's title may be NULL).
+ * `unguard`: drop our export's formula guard (our own format only).
+ */
+const rowOf = (columns: Columns, width: number, options: { readonly nullText?: string; readonly unguard?: boolean } = {}) => (line: number, fields: ReadonlyArray<string>): SourceRow => {
   const cell = (field: Field) => {
     const index = columns[field]
-    const value = index === undefined ? undefined : fields[index]?.trim()
-    return value === "" || value === nullText ? undefined : value
+    const raw = index === undefined ? undefined : fields[index]
+    const value = options.unguard === true ? raw?.replace(FORMULA_GUARD, "").trim() : raw?.trim()
+    return value === "" || value === options.nullText ? undefined : value
   }
   return {
     line,
@@ -115,7 +133,7 @@ export const csvReading = (source: ImportSource, first: ReadonlyArray<string>): 
     case "csv": {
       const columns = columnsOf(first, OWN_COLUMNS, (name) => name.trim().toLowerCase(), true)
       if (columns.url === undefined) throw new UnusableFile(`line 1: the header has no "url" column (the columns are ${listed(Object.keys(OWN_COLUMNS))})`)
-      return { header: true, row: rowOf(columns, first.length) }
+      return { header: true, row: rowOf(columns, first.length, { unguard: true }) }
     }
     case "shlink": {
       const columns = columnsOf(first, SHLINK_COLUMNS, (name) => name.replace(/\s/g, "").toLowerCase(), false)
@@ -125,10 +143,10 @@ export const csvReading = (source: ImportSource, first: ReadonlyArray<string>): 
     case "yourls": {
       const names = first.map((name) => name.trim().toLowerCase())
       if (names.includes("url") && names.includes("keyword")) {
-        return { header: true, row: rowOf(columnsOf(first, YOURLS_COLUMNS, (name) => name.trim().toLowerCase(), false), first.length, "NULL") }
+        return { header: true, row: rowOf(columnsOf(first, YOURLS_COLUMNS, (name) => name.trim().toLowerCase(), false), first.length, { nullText: "NULL" }) }
       }
       if (first.length === YOURLS_TABLE.length) {
-        return { header: false, row: rowOf(columnsOf(YOURLS_TABLE, YOURLS_COLUMNS, (name) => name, false), YOURLS_TABLE.length, "NULL") }
+        return { header: false, row: rowOf(columnsOf(YOURLS_TABLE, YOURLS_COLUMNS, (name) => name, false), YOURLS_TABLE.length, { nullText: "NULL" }) }
       }
       throw new UnusableFile(
         `line 1: a YOURLS export needs a header with "keyword" and "url", or the 6 columns of the yourls_url table (${YOURLS_TABLE.join(", ")}); found ${first.length} field(s)`
