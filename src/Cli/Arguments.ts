@@ -6,6 +6,7 @@ import { emailProblem } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { Command, type PasswordSource, UsageError } from "./Command.ts"
+import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
 
 type Kind = "value" | "flag"
 
@@ -27,6 +28,10 @@ const optionKinds = {
   link: "value",
   owner: "value",
   page: "value",
+  url: "value",
+  events: "value",
+  webhook: "value",
+  delivery: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -148,6 +153,16 @@ const passwordSource = (given: Given, email: string): Effect.Effect<PasswordSour
 const page = (given: Given) => (given.has("page") ? given.id("page") : Effect.succeed(1))
 
 const optionalAccount = (given: Given) => (given.has("account") ? given.id("account") : Effect.succeed(null))
+
+/** `--events a,b`: each one of the webhook events, at least one. */
+const webhookEvents = (given: Given) =>
+  Effect.flatMap(given.required("events"), (raw) => {
+    const names = raw.split(",").map((name) => name.trim())
+    const events = names.flatMap((name) => WEBHOOK_EVENTS.filter((event): event is WebhookEvent => event === name))
+    return events.length === names.length && events.length > 0
+      ? Effect.succeed(events)
+      : Effect.fail(usage(`--events must be a comma-separated list of ${WEBHOOK_EVENTS.join(", ")}, not "${raw}"`))
+  })
 
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
   options: ["email"],
@@ -277,6 +292,28 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "group list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.GroupList({ domainId })) },
+  "webhook list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.WebhookList({ domainId })) },
+  "webhook create": {
+    options: ["domain", "url", "events"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        return Command.WebhookCreate({ domainId, url: yield* given.required("url"), events: yield* webhookEvents(given) })
+      })
+  },
+  "webhook delete": { options: ["webhook"], build: (given) => Effect.map(given.id("webhook"), (webhookId) => Command.WebhookDelete({ webhookId })) },
+  "webhook rotate-secret": {
+    options: ["webhook"],
+    build: (given) => Effect.map(given.id("webhook"), (webhookId) => Command.WebhookRotateSecret({ webhookId }))
+  },
+  "webhook deliveries": {
+    options: ["webhook", "page"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.WebhookDeliveries({ webhookId: yield* given.id("webhook"), page: yield* page(given) })
+      })
+  },
+  "webhook replay": { options: ["delivery"], build: (given) => Effect.map(given.id("delivery"), (deliveryId) => Command.WebhookReplay({ deliveryId })) },
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 

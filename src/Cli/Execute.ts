@@ -19,6 +19,7 @@ import { type Command, PAGE_SIZE } from "./Command.ts"
 import type { Outcome } from "./Outcome.ts"
 import { readPassword } from "./PasswordInput.ts"
 import { record, table } from "./Table.ts"
+import { webhookCommands } from "./WebhookCommands.ts"
 
 /**
  * The configured database, migrated, under each command's services only: a command builds what it
@@ -106,6 +107,7 @@ const shown = <A extends object>(missing: string) => (found: Option.Option<A>) =
 
 export const execute = (command: DatabaseCommand) =>
   Match.valueTags(command, {
+    ...webhookCommands,
     Migrate: () =>
       migrate.pipe(
         Effect.provide(AdminDatabaseLive),

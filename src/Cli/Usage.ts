@@ -71,6 +71,20 @@ export const HELP: Readonly<Record<string, Help>> = {
   "group add-link": { synopsis: "group add-link --group ID --link ID", description: "puts a link of the group's domain in the group" },
   "group add-user": { synopsis: "group add-user --group ID --user ID", description: "lets a user of the domain's account see the group" },
   "group list": { synopsis: "group list --domain ID", description: "every group of the domain" },
+  "webhook list": { synopsis: "webhook list --domain ID", description: "the webhooks of the domain (secrets are never shown again)" },
+  "webhook create": {
+    synopsis: "webhook create --domain ID --url URL --events E[,E]...",
+    description:
+      "a webhook of the domain for link.created, link.updated, link.archived, link.deleted, link.clicked;\n" +
+      "the URL must not lead to a private address; prints its signing secret once"
+  },
+  "webhook delete": { synopsis: "webhook delete --webhook ID", description: "deletes the webhook, its pending deliveries and its delivery log" },
+  "webhook rotate-secret": {
+    synopsis: "webhook rotate-secret --webhook ID",
+    description: "a new signing secret, printed once; the previous one also signs deliveries for 24 hours"
+  },
+  "webhook deliveries": { synopsis: "webhook deliveries --webhook ID [--page N]", description: "the webhook's delivery log, newest first, 50 a page" },
+  "webhook replay": { synopsis: "webhook replay --delivery ID", description: "sends the delivery again (same Webhook-Id) as soon as an instance takes it" },
   migrate: { synopsis: "migrate", description: "applies the pending database migrations" }
 }
 

@@ -69,7 +69,7 @@ export const systemResolver: Resolver = (hostname) =>
   })
 
 /** One hop: where to send the request, and the checked addresses it may connect to. */
-interface Target {
+export interface Target {
   readonly url: URL
   readonly host: string
   readonly port: number
@@ -85,12 +85,31 @@ interface Answer {
  * Hands Node the addresses that were checked, whatever name it asks for: the connection goes to an
  * address the policy saw, and a DNS answer that changes between check and connect is never used.
  */
-const pinnedLookup =
+export const pinnedLookup =
   (addresses: ReadonlyArray<string>): LookupFunction =>
   (_hostname, options, callback) => {
     if (options.all === true) callback(null, addresses.map((address) => ({ address, family: isIP(address) })))
     else callback(null, addresses[0]!, isIP(addresses[0]!))
   }
+
+/** The policy URL_CHECK_ALLOW_PRIVATE chooses: public addresses only unless it is true. */
+export const policyOf = (allowPrivate: boolean): AddressPolicy => (allowPrivate ? anyAddress : publicAddressesOnly)
+
+/**
+ * Where a request to `url` may connect: its addresses, each allowed by the policy. WHATWG URL has
+ * already written every IPv4 spelling (127.1, 2130706433, 0x7f000001, 0177.0.0.1) as a dotted quad
+ * and IPv6 canonically, so a literal host is checked as the address it is.
+ */
+export const checkedTarget = (url: URL, policy: AddressPolicy, resolve: Resolver): Effect.Effect<Target, UrlUnreachable | AddressRefused> =>
+  Effect.gen(function* () {
+    const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
+    const port = url.port === "" ? defaultPort(url) : Number(url.port)
+    const addresses = isIP(host) !== 0 ? [host] : LOOPBACK_NAME.test(host) ? LOOPBACK : yield* resolve(host)
+    if (addresses.length === 0) return yield* new UrlUnreachable({ url: url.href, reason: "DNS: no address" })
+    const refused = addresses.find((address) => isIP(address) === 0 || !policy(address, port))
+    if (refused !== undefined) return yield* new AddressRefused({ url: url.href, address: refused })
+    return { url, host, port, addresses }
+  })
 
 /** Sends one request and keeps only the status and `Location`; the body is never read. */
 const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, UrlUnreachable> =>
@@ -169,20 +188,9 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
   const resolve = options.resolve ?? systemResolver
-  const policy = options.policy ?? (options.allowPrivate ? anyAddress : publicAddressesOnly)
+  const policy = options.policy ?? policyOf(options.allowPrivate)
 
-  // WHATWG URL has already written every IPv4 spelling (127.1, 2130706433, 0x7f000001, 0177.0.0.1)
-  // as a dotted quad and IPv6 canonically, so a literal host is checked as the address it is.
-  const target = (url: URL): Effect.Effect<Target, UrlUnreachable | AddressRefused> =>
-    Effect.gen(function* () {
-      const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
-      const port = url.port === "" ? defaultPort(url) : Number(url.port)
-      const addresses = isIP(host) !== 0 ? [host] : LOOPBACK_NAME.test(host) ? LOOPBACK : yield* resolve(host)
-      if (addresses.length === 0) return yield* new UrlUnreachable({ url: url.href, reason: "DNS: no address" })
-      const refused = addresses.find((address) => isIP(address) === 0 || !policy(address, port))
-      if (refused !== undefined) return yield* new AddressRefused({ url: url.href, address: refused })
-      return { url, host, port, addresses }
-    })
+  const target = (url: URL) => checkedTarget(url, policy, resolve)
 
   /** HEAD, and GET when HEAD is not allowed, not implemented or fails. */
   const hop = (url: URL) =>

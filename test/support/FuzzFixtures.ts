@@ -97,6 +97,10 @@ export const validBody = (endpoint: Endpoint, f: Fixtures, user: TestUser): unkn
       return [{ op: "replace", path: "/notes", value: "kept" }]
     case "tags.createTag":
       return { domain_id: f.domainA, name: `tag${++tagSerial}` }
+    case "webhooks.create":
+      return { url: f.landing, events: ["link.created"] }
+    case "webhooks.update":
+      return { active: true }
     default:
       throw new Error(`no valid body known for ${endpoint.id}: add one`)
   }
