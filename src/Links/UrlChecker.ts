@@ -85,7 +85,7 @@ interface Answer {
  * Hands Node the addresses that were checked, whatever name it asks for: the connection goes to an
  * address the policy saw, and a DNS answer that changes between check and connect is never used.
  */
-export const pinnedLookup =
+const pinnedLookup =
   (addresses: ReadonlyArray<string>): LookupFunction =>
   (_hostname, options, callback) => {
     if (options.all === true) callback(null, addresses.map((address) => ({ address, family: isIP(address) })))
@@ -111,6 +111,31 @@ export const checkedTarget = (url: URL, policy: AddressPolicy, resolve: Resolver
     return { url, host, port, addresses }
   })
 
+/**
+ * A request to a checked target: it connects only to the target's addresses, over a connection of its
+ * own (no pooled socket: each is destroyed once the answer's headers are in).
+ */
+export const requestTo = (
+  target: Target,
+  method: string,
+  headers: Readonly<Record<string, string>>,
+  onResponse: (response: http.IncomingMessage) => void
+): http.ClientRequest =>
+  (target.url.protocol === "https:" ? https : http).request(
+    {
+      method,
+      hostname: target.host,
+      port: target.port,
+      path: `${target.url.pathname}${target.url.search}`,
+      headers,
+      lookup: pinnedLookup(target.addresses),
+      agent: false,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, "") } : {})
+    },
+    onResponse
+  )
+
 /** Sends one request and keeps only the status and `Location`; the body is never read. */
 const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, UrlUnreachable> =>
   Effect.async<Answer, UrlUnreachable>((resume) => {
@@ -120,28 +145,13 @@ const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, Url
       settled = true
       resume(result)
     }
-    const client = target.url.protocol === "https:" ? https : http
-    const request = client.request(
-      {
-        method,
-        hostname: target.host,
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: { "user-agent": USER_AGENT, accept: "*/*" },
-        lookup: pinnedLookup(target.addresses),
-        // No pooled sockets: each request has its own connection, destroyed once the headers are in.
-        agent: false,
-        maxHeaderSize: MAX_HEADER_BYTES,
-        ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, "") } : {})
-      },
-      (response) => {
-        response.on("error", () => undefined)
-        const location = response.headers.location
-        settle(Effect.succeed({ status: response.statusCode ?? 0, location }))
-        response.destroy()
-        request.destroy()
-      }
-    )
+    const request = requestTo(target, method, { "user-agent": USER_AGENT, accept: "*/*" }, (response) => {
+      response.on("error", () => undefined)
+      const location = response.headers.location
+      settle(Effect.succeed({ status: response.statusCode ?? 0, location }))
+      response.destroy()
+      request.destroy()
+    })
     request.on("error", (error) =>
       settle(Effect.fail(new UrlUnreachable({ url: target.url.href, reason: `${method}: ${error.message}` })))
     )

@@ -1,12 +1,8 @@
 import { Effect } from "effect"
-import * as http from "node:http"
-import * as https from "node:https"
-import { isIP } from "node:net"
 import type { AddressPolicy } from "../Links/AddressPolicy.ts"
-import { checkedTarget, pinnedLookup, type Resolver, type Target } from "../Links/UrlChecker.ts"
+import { checkedTarget, requestTo, type Resolver, type Target } from "../Links/UrlChecker.ts"
 
 const USER_AGENT = "link-shortener-webhooks/1"
-const MAX_HEADER_BYTES = 16 * 1024
 
 /** How one POST went: the receiver's status (null when none came) and why it does not count as delivered. */
 export interface SendOutcome {
@@ -22,19 +18,10 @@ const post = (target: Target, headers: Readonly<Record<string, string>>, body: s
       settled = true
       resume(Effect.succeed(outcome))
     }
-    const client = target.url.protocol === "https:" ? https : http
-    const request = client.request(
-      {
-        method: "POST",
-        hostname: target.host,
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: { ...headers, "user-agent": USER_AGENT, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
-        lookup: pinnedLookup(target.addresses),
-        agent: false,
-        maxHeaderSize: MAX_HEADER_BYTES,
-        ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, "") } : {})
-      },
+    const request = requestTo(
+      target,
+      "POST",
+      { ...headers, "user-agent": USER_AGENT, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
       (response) => {
         response.on("error", () => undefined)
         const status = response.statusCode ?? 0

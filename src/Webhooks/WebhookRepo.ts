@@ -1,16 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { unlessNull } from "../Platform/Unset.ts"
-import { DeliveryState, Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent } from "./Webhook.ts"
+import { Webhook, WebhookDelivery, type WebhookEvent } from "./Webhook.ts"
 
 class WebhookRow extends Schema.Class<WebhookRow>("WebhookRow")({
-  id: Schema.Int,
-  domain_id: Schema.Int,
-  url: Schema.String,
-  events: Schema.Array(WebhookEvent),
-  active: Schema.Boolean,
-  created: Schema.Int,
-  modified: Schema.Int,
+  ...Webhook.fields,
   previous_secret_until: Schema.NullOr(Schema.Int)
 }) {
   toWebhook(): Webhook {
@@ -19,16 +13,7 @@ class WebhookRow extends Schema.Class<WebhookRow>("WebhookRow")({
   }
 }
 
-class DeliveryRow extends Schema.Class<DeliveryRow>("DeliveryRow")({
-  id: Schema.Int,
-  webhook_id: Schema.Int,
-  event: WebhookEvent,
-  created: Schema.Int,
-  state: DeliveryState,
-  next_attempt: Schema.NullOr(Schema.Int),
-  attempts: Schema.Array(WebhookAttempt),
-  total: Schema.Int
-}) {
+class DeliveryRow extends Schema.Class<DeliveryRow>("DeliveryRow")({ ...WebhookDelivery.fields, total: Schema.Int }) {
   toDelivery(): WebhookDelivery {
     const { total: _, ...delivery } = this
     return new WebhookDelivery(delivery)

@@ -27,12 +27,6 @@ export interface WebhookInput {
   readonly active?: boolean | undefined
 }
 
-export interface WebhookUpdate {
-  readonly url?: string | undefined
-  readonly events?: ReadonlyArray<WebhookEvent> | undefined
-  readonly active?: boolean | undefined
-}
-
 /**
  * The webhooks use cases (an extension): account admins and admins of a domain manage its webhooks
  * and read their delivery log. A domain of another account, or a webhook of another domain, is not
@@ -94,7 +88,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         return { webhook: yield* getOn(domainId, id).pipe(Effect.catchTag("WebhookNotFound", Effect.die)), secret }
       })
 
-    const updateOn = (domainId: number, id: number, input: WebhookUpdate) =>
+    const updateOn = (domainId: number, id: number, input: WebhookChanges) =>
       Effect.gen(function* () {
         yield* getOn(domainId, id)
         if (input.url === undefined && input.events === undefined && input.active === undefined) return yield* Effect.fail(NothingToUpdate.of())
@@ -137,7 +131,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     /** The new webhook and its secret, which is shown this once. */
     const create = (caller: Caller, domainId: number, input: WebhookInput) =>
       Effect.zipRight(administered(caller, domainId), createOn(domainId, input)).pipe(orDieOnInfrastructure)
-    const update = (caller: Caller, domainId: number, id: number, input: WebhookUpdate) =>
+    const update = (caller: Caller, domainId: number, id: number, input: WebhookChanges) =>
       Effect.zipRight(administered(caller, domainId), updateOn(domainId, id, input)).pipe(orDieOnInfrastructure)
     const remove = (caller: Caller, domainId: number, id: number) =>
       Effect.zipRight(administered(caller, domainId), removeOn(domainId, id)).pipe(orDieOnInfrastructure)
