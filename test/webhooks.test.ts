@@ -314,8 +314,14 @@ describe("webhooks", () => {
         const otherDomain = (yield* setup).domainId
         const elsewhere = yield* call("GET", `/api/v4/${otherDomain}/webhooks/${id}`, { token: user.token })
         expect([elsewhere.status, codes(elsewhere)]).toEqual([404, [10101]])
-        for (let i = 1; i < 10; i++) yield* newWebhook(user, domainId, `http://127.0.0.1:9/hook${i}`)
+        // The first one was made inactive above: ten active ones more.
+        for (let i = 1; i <= 10; i++) yield* newWebhook(user, domainId, `http://127.0.0.1:9/hook${i}`)
         expect(yield* post({ url: "http://127.0.0.1:9/", events: ["link.created"] })).toEqual([400, [10808]])
+        // An inactive one still fits; it cannot be made active while ten are.
+        const idle = yield* call("POST", path, { token: user.token, body: { url: "http://127.0.0.1:9/", events: ["link.created"], active: false } })
+        expect(idle.status).toBe(200)
+        const activated = yield* call("PATCH", `${path}/${numberAt(idle.body, "objects", 0, "id")}`, { token: user.token, body: { active: true } })
+        expect([activated.status, codes(activated)]).toEqual([400, [10808]])
         expect((yield* call("DELETE", one, { token: user.token })).status).toBe(200)
         const gone = yield* call("DELETE", one, { token: user.token })
         expect([gone.status, codes(gone)]).toEqual([404, [10801]])

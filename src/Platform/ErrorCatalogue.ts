@@ -92,7 +92,7 @@ export const ErrorCatalogue = {
   10805: entry(400, "webhook active invalid", "active must be a boolean"),
   10806: entry(404, "webhook delivery not found", "delivery_id is invalid"),
   10807: entry(400, "webhook deliveries page invalid", "page is invalid"),
-  10808: entry(400, "too many webhooks on the domain", "a domain has at most %1$s webhooks"),
+  10808: entry(400, "too many webhooks on the domain", "a domain has at most %1$s active webhooks and %2$s in all"),
   10809: entry(400, "webhook update empty", "give at least one of url, events, active"),
   10900: entry(503, "rate limit exceeded", "rate limit exceeded"),
   10901: entry(503, "service busy", "too many concurrent requests of this kind, try again shortly"),

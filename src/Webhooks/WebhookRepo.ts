@@ -62,15 +62,16 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("WebhookRepo", {
       )
 
     /**
-     * How many webhooks the domain has; none when it is not a live domain. Locks the domain's row, so
-     * that two concurrent creates cannot pass the limit together.
+     * How many webhooks the domain has, active and in all; none when it is not a live domain. Locks
+     * the domain's row, so that two concurrent creates cannot pass the limits together.
      */
     const countOnDomain = (domainId: number) =>
       Effect.gen(function* () {
         const live = yield* sql`SELECT id FROM domains WHERE id = ${domainId} AND status <> 'deleted' FOR UPDATE`
-        if (live.length === 0) return Option.none<number>()
-        const [row] = yield* sql<{ n: number }>`SELECT count(*)::int8 AS n FROM webhooks WHERE domain_id = ${domainId}`
-        return Option.some(row?.n ?? 0)
+        if (live.length === 0) return Option.none<{ active: number; total: number }>()
+        const [row] = yield* sql<{ active: number; total: number }>`
+          SELECT count(*) FILTER (WHERE active)::int8 AS active, count(*)::int8 AS total FROM webhooks WHERE domain_id = ${domainId}`
+        return Option.some(row ?? { active: 0, total: 0 })
       })
 
     /** The domain of a webhook, or of a delivery's webhook (the admin CLI names them by id alone). */

@@ -14,8 +14,9 @@ import type { WebhookEvent } from "./Webhook.ts"
 import { DeliveryNotFound, NothingToUpdate, NotWebhookAdmin, TooManyWebhooks, WebhookNotFound } from "./WebhookErrors.ts"
 import { type WebhookChanges, WebhookRepo } from "./WebhookRepo.ts"
 
-/** Webhooks one domain may have. */
-export const WEBHOOKS_PER_DOMAIN = 10
+/** Active webhooks one domain may have (each event goes to each), and webhooks in all. */
+export const ACTIVE_WEBHOOKS_PER_DOMAIN = 10
+export const WEBHOOKS_PER_DOMAIN = 100
 /** How long the secret a rotation replaces still signs, beside the new one. */
 export const ROTATION_GRACE_SECONDS = 24 * 60 * 60
 
@@ -71,6 +72,16 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
 
     const getOn = (domainId: number, id: number) => Effect.flatMap(repo.byId(domainId, id), found)
 
+    /** In the caller's transaction: room for one more webhook on the domain (an active one when `active`). */
+    const withinLimits = (domainId: number, active: boolean) =>
+      Effect.gen(function* () {
+        const count = yield* repo.countOnDomain(domainId)
+        if (Option.isNone(count)) return yield* Effect.fail(DomainNotFound.of())
+        if (count.value.total >= WEBHOOKS_PER_DOMAIN || (active && count.value.active >= ACTIVE_WEBHOOKS_PER_DOMAIN)) {
+          return yield* Effect.fail(TooManyWebhooks.of(String(ACTIVE_WEBHOOKS_PER_DOMAIN), String(WEBHOOKS_PER_DOMAIN)))
+        }
+      })
+
     const createOn = (domainId: number, input: WebhookInput) =>
       Effect.gen(function* () {
         const checked = yield* checkUrl(input.url)
@@ -78,11 +89,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         const secret = newWebhookSecret()
         const id = yield* sql.withTransaction(
           Effect.gen(function* () {
-            const count = yield* repo.countOnDomain(domainId)
-            if (Option.isNone(count)) return yield* Effect.fail(DomainNotFound.of())
-            if (count.value >= WEBHOOKS_PER_DOMAIN) return yield* Effect.fail(TooManyWebhooks.of(String(WEBHOOKS_PER_DOMAIN)))
+            const active = input.active ?? true
+            yield* withinLimits(domainId, active)
             const events = [...new Set(input.events)]
-            return yield* repo.insert({ domainId, url: checked.url, events, active: input.active ?? true, secret: secrets.seal(secret) })
+            return yield* repo.insert({ domainId, url: checked.url, events, active, secret: secrets.seal(secret) })
           })
         )
         return { webhook: yield* getOn(domainId, id).pipe(Effect.catchTag("WebhookNotFound", Effect.die)), secret }
@@ -90,7 +100,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
 
     const updateOn = (domainId: number, id: number, input: WebhookChanges) =>
       Effect.gen(function* () {
-        yield* getOn(domainId, id)
+        const before = yield* getOn(domainId, id)
         if (input.url === undefined && input.events === undefined && input.active === undefined) return yield* Effect.fail(NothingToUpdate.of())
         let url: string | undefined
         if (input.url !== undefined) {
@@ -99,7 +109,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
           url = checked.url
         }
         const changes: WebhookChanges = { url, events: input.events === undefined ? undefined : [...new Set(input.events)], active: input.active }
-        if (!(yield* repo.update(domainId, id, changes))) return yield* Effect.fail(WebhookNotFound.of())
+        const activating = input.active === true && !before.active
+        const updated = yield* sql.withTransaction(
+          Effect.zipRight(activating ? withinLimits(domainId, true) : Effect.void, repo.update(domainId, id, changes))
+        )
+        if (!updated) return yield* Effect.fail(WebhookNotFound.of())
         return yield* getOn(domainId, id)
       })
 
