@@ -60,6 +60,8 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id);
+-- The log is kept for 30 days after a delivery's creation once it is settled.
+CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (created) WHERE state <> 'pending';
 
 CREATE TABLE webhook_attempts (
   delivery_id   bigint NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,

@@ -239,6 +239,14 @@ describe("webhooks", () => {
         expect(logged).toBeLessThan(3000)
         const missing = yield* call("POST", `/api/v4/${domainId}/webhooks/${id}/deliveries/999999/replay`, { token: user.token })
         expect([missing.status, codes(missing)]).toEqual([404, [10806]])
+        // Settled deliveries leave the log after 30 days; pending ones stay.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_deliveries SET created = now() - interval '31 days' WHERE webhook_id = ${id}`.pipe(Effect.orDie)
+        yield* sql`
+          INSERT INTO webhook_deliveries (webhook_id, event, body, created, next_attempt, retry_until)
+          VALUES (${id}, 'link.created', '{}', now() - interval '31 days', now() + interval '1 hour', now() + interval '2 hours')`.pipe(Effect.orDie)
+        yield* (yield* Dispatcher).prune.pipe(Effect.orDie)
+        expect((yield* deliveriesOf(user, domainId, id)).map((delivery) => delivery["state"])).toEqual(["pending"])
       })
     )
 

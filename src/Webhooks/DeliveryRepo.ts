@@ -145,9 +145,13 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("DeliveryRepo",
         })
       )
 
+    /** Settled deliveries older than `days`, with their attempts, out of the log. */
+    const prune = (days: number) =>
+      sql`DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created < now() - make_interval(days => ${days})`.pipe(Effect.asVoid)
+
     /** A lease given back unused (this instance stops): the delivery is due again at once, anywhere. */
     const release = (id: number) => sql`UPDATE webhook_deliveries SET leased_until = NULL WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    return { work, takeLinkEvents, dropLinkEvents, subscribers, insertDeliveries, clickBatchesDue, takeClicks, markBatched, claimDue, record, release } as const
+    return { work, takeLinkEvents, dropLinkEvents, subscribers, insertDeliveries, clickBatchesDue, takeClicks, markBatched, claimDue, record, release, prune } as const
   })
 }) {}

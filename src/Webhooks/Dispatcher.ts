@@ -18,6 +18,8 @@ const CLICK_BATCHES_PER_POLL = 20
 export const CLICKS_PER_DELIVERY = 1000
 /** The longest wait between two attempts of a delivery. */
 const MAX_RETRY_SECONDS = 3600
+/** How long the delivery log keeps a settled delivery. */
+const LOG_DAYS = 30
 /** A lease outlives the attempt's timeout by this much, so a live instance never loses one. */
 const LEASE_MARGIN_SECONDS = 30
 
@@ -131,7 +133,9 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Dispatcher", {
       Effect.repeat(Schedule.spaced(config.webhookPollMillis)),
       Effect.forkScoped
     )
-    return { poll } as const
+    const prune = repo.prune(LOG_DAYS)
+    yield* prune.pipe(Effect.catchAllCause(databaseOutage.failed), Effect.repeat(Schedule.spaced("1 hour")), Effect.forkScoped)
+    return { poll, prune } as const
   }),
   dependencies: [DeliveryRepo.Default, WebhookSecrets.Default]
 }) {}
