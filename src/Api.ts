@@ -11,6 +11,7 @@ import { TagsApi } from "./Tags/TagsApi.ts"
 import { GroupsApi } from "./Groups/GroupsApi.ts"
 import { OperationsApi } from "./Operations/OperationsApi.ts"
 import { UsersApi } from "./Accounts/UsersApi.ts"
+import { WebhooksApi } from "./Webhooks/WebhooksApi.ts"
 import { openApiV3 } from "./V3/V3OpenApi.ts"
 
 /**
@@ -31,6 +32,7 @@ export class Api extends HttpApi.make("links")
   .add(GroupsApi.prefix("/api/v4").addError(Unavailable))
   .add(AnalyticsApi.prefix("/api/v4").addError(Unavailable))
   .add(ExportApi.prefix("/api/v4").addError(Unavailable))
+  .add(WebhooksApi.prefix("/api/v4").addError(Unavailable))
   .add(OperationsApi)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Link Shortening Service API")

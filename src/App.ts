@@ -62,6 +62,9 @@ import { HourlyRollupPruner } from "./Clicks/HourlyRollupPruner.ts"
 import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
 import { Mailer } from "./Platform/Mailer.ts"
 import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
+import { Webhooks } from "./Webhooks/Webhooks.ts"
+import { WebhooksHttpLive } from "./Webhooks/WebhooksHttp.ts"
+import { Dispatcher } from "./Webhooks/Dispatcher.ts"
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>) => {
@@ -85,7 +88,7 @@ export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | Databas
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)))
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)), Webhooks.Default)
   // Links and Analytics filter by group: Groups sits under them.
   return topLevel.pipe(
     Layer.provideMerge(Groups.DefaultWithoutDependencies),
@@ -116,7 +119,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive, WebhooksHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 
@@ -183,6 +186,8 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
       )
     ),
     Layer.provideMerge(redirectLayer),
+    // Webhook deliveries go out from serving instances only, never from the admin CLI.
+    Layer.provideMerge(Dispatcher.Default),
     Layer.provideMerge(Layer.scopedDiscard(processMetrics))
   )
 

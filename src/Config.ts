@@ -174,7 +174,17 @@ export const appConfig = Config.all({
   /** The ratio of the `traceidratio` samplers; the specification's default is 1. */
   otelTracesSamplerArg: ratioIn("OTEL_TRACES_SAMPLER_ARG", 1),
   /** The share of redirects traced while tracing is on: 0 (the default) traces none. */
-  redirectTraceRatio: ratioIn("REDIRECT_TRACE_RATIO", 0)
+  redirectTraceRatio: ratioIn("REDIRECT_TRACE_RATIO", 0),
+  /** Webhooks (extension): how often each instance looks for due deliveries and link events. */
+  webhookPollMillis: integerIn("WEBHOOK_POLL_MILLIS", 1000, 50, 60_000, "must be from 50 to 60000"),
+  /** At most one link.clicked delivery per webhook this often. */
+  webhookClickIntervalSeconds: integerIn("WEBHOOK_CLICK_INTERVAL_SECONDS", 5, 1, 3600, "must be from 1 to 3600"),
+  /** A delivery's first retry waits this long, each next one twice as long (at most an hour). */
+  webhookRetrySeconds: integerIn("WEBHOOK_RETRY_SECONDS", 10, 1, 3600, "must be from 1 to 3600"),
+  /** A delivery not answered with 2xx by then is given up. */
+  webhookRetryForSeconds: integerIn("WEBHOOK_RETRY_FOR_SECONDS", 86_400, 1, 604_800, "must be from 1 to 604800"),
+  /** The receiver's answer must come within this. */
+  webhookTimeoutSeconds: integerIn("WEBHOOK_TIMEOUT_SECONDS", 10, 1, 60, "must be from 1 to 60")
 })
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>

@@ -28,7 +28,7 @@ describe("request bodies that are not JSON", () => {
         for (const prefix of ["/api/v4", "/api/v3"]) {
           for (const operation of BODY_OPERATIONS) {
             const [method, template] = operation.split(" ") as [string, string]
-            const path = `${prefix}${template.replace("{domain_id}", String(domainId)).replace("{link_id}", String(linkId))}`
+            const path = `${prefix}${template.replace("{domain_id}", String(domainId)).replace("{link_id}", String(linkId)).replace("{webhook_id}", "1")}`
             for (const [type, text] of bodies) {
               const reply = yield* call(method, path, { token: user.token, rawBody: text, headers: { "content-type": type } })
               const context = `${method} ${path} ${type} ${JSON.stringify(text)}: ${reply.text}`

@@ -8,6 +8,7 @@ import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
 import { LAST_SECOND } from "../Export/ExportWindow.ts"
+import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
 
 type Kind = "value" | "flag"
 
@@ -34,6 +35,10 @@ const optionKinds = {
   "dry-run": "flag",
   output: "value",
   to: "value",
+  url: "value",
+  events: "value",
+  webhook: "value",
+  delivery: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -172,6 +177,16 @@ const output = (given: Given) =>
     if (given.has("output")) return yield* text(given, "output", 4096)
     if (given.has("json")) return yield* usage(`${given.command} --json needs --output: without it, standard output holds the CSV`)
     return undefined
+  })
+
+/** `--events a,b`: each one of the webhook events, at least one. */
+const webhookEvents = (given: Given) =>
+  Effect.flatMap(given.required("events"), (raw) => {
+    const names = raw.split(",").map((name) => name.trim())
+    const events = names.flatMap((name) => WEBHOOK_EVENTS.filter((event): event is WebhookEvent => event === name))
+    return events.length === names.length && events.length > 0
+      ? Effect.succeed(events)
+      : Effect.fail(usage(`--events must be a comma-separated list of ${WEBHOOK_EVENTS.join(", ")}, not "${raw}"`))
   })
 
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
@@ -337,6 +352,28 @@ const commands: Readonly<Record<string, CommandSpec>> = {
         return Command.ExportClicks({ domainId, from, to, linkId, output: yield* output(given) })
       })
   },
+  "webhook list": { options: ["domain"], build: (given) => Effect.map(given.id("domain"), (domainId) => Command.WebhookList({ domainId })) },
+  "webhook create": {
+    options: ["domain", "url", "events"],
+    build: (given) =>
+      Effect.gen(function* () {
+        const domainId = yield* given.id("domain")
+        return Command.WebhookCreate({ domainId, url: yield* given.required("url"), events: yield* webhookEvents(given) })
+      })
+  },
+  "webhook delete": { options: ["webhook"], build: (given) => Effect.map(given.id("webhook"), (webhookId) => Command.WebhookDelete({ webhookId })) },
+  "webhook rotate-secret": {
+    options: ["webhook"],
+    build: (given) => Effect.map(given.id("webhook"), (webhookId) => Command.WebhookRotateSecret({ webhookId }))
+  },
+  "webhook deliveries": {
+    options: ["webhook", "page"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.WebhookDeliveries({ webhookId: yield* given.id("webhook"), page: yield* page(given) })
+      })
+  },
+  "webhook replay": { options: ["delivery"], build: (given) => Effect.map(given.id("delivery"), (deliveryId) => Command.WebhookReplay({ deliveryId })) },
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 

@@ -2,6 +2,7 @@ import { Data } from "effect"
 import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
 import type { ImportOptions } from "../Import/Importer.ts"
+import type { WebhookEvent } from "../Webhooks/Webhook.ts"
 
 /** A command of the admin CLI with its arguments checked (README "Admin CLI"). */
 /** Where a new password comes from: the command line, one line of stdin, or a prompt on the terminal. */
@@ -65,6 +66,12 @@ export type Command = Data.TaggedEnum<{
     readonly linkId: number | undefined
     readonly output: string | undefined
   }
+  WebhookList: { readonly domainId: number }
+  WebhookCreate: { readonly domainId: number; readonly url: string; readonly events: ReadonlyArray<WebhookEvent> }
+  WebhookDelete: { readonly webhookId: number }
+  WebhookRotateSecret: { readonly webhookId: number }
+  WebhookDeliveries: { readonly webhookId: number; readonly page: number }
+  WebhookReplay: { readonly deliveryId: number }
   Migrate: {}
   Import: ImportOptions & { readonly json: boolean }
 }>

@@ -24,6 +24,7 @@ import { writeCsv } from "./CsvOutput.ts"
 import { ExportCsv } from "../Export/ExportCsv.ts"
 import { isCodedFailure } from "../Platform/Failure.ts"
 import { record, table } from "./Table.ts"
+import { webhookCommands } from "./WebhookCommands.ts"
 
 /**
  * The configured database, migrated, under each command's services only: a command builds what it
@@ -128,6 +129,7 @@ const shown = <A extends object>(missing: string) => (found: Option.Option<A>) =
 
 export const execute = (command: DatabaseCommand) =>
   Match.valueTags(command, {
+    ...webhookCommands,
     Migrate: () =>
       migrate.pipe(
         Effect.provide(AdminDatabaseLive),

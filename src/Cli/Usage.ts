@@ -91,6 +91,20 @@ export const HELP: Readonly<Record<string, Help>> = {
       "the domain's clicks from --from (inclusive) to --to (exclusive), at most a year, of one link with\n" +
       "--link, as CSV (the API's clicks export), to FILE or standard output; deleted domains too"
   },
+  "webhook list": { synopsis: "webhook list --domain ID", description: "the webhooks of the domain (secrets are never shown again)" },
+  "webhook create": {
+    synopsis: "webhook create --domain ID --url URL --events E[,E]...",
+    description:
+      "a webhook of the domain for link.created, link.updated, link.archived, link.deleted, link.clicked;\n" +
+      "the URL must not lead to a private address; prints its signing secret once"
+  },
+  "webhook delete": { synopsis: "webhook delete --webhook ID", description: "deletes the webhook, its pending deliveries and its delivery log" },
+  "webhook rotate-secret": {
+    synopsis: "webhook rotate-secret --webhook ID",
+    description: "a new signing secret, printed once; the previous one also signs deliveries for 24 hours"
+  },
+  "webhook deliveries": { synopsis: "webhook deliveries --webhook ID [--page N]", description: "the webhook's delivery log, newest first, 50 a page" },
+  "webhook replay": { synopsis: "webhook replay --delivery ID", description: "sends the delivery again (same Webhook-Id) as soon as an instance takes it" },
   migrate: { synopsis: "migrate", description: "applies the pending database migrations" }
 }
 

@@ -344,6 +344,28 @@ export class LinkRepo extends Effect.Service<LinkRepo>()("LinkRepo", {
         }
       )
 
-    return { byId, byAlias, search, clickedByIds, insert, domainDeleted, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
+    /**
+     * The links of these ids whatever their status (webhook events), each with the groups its owner
+     * sees, as version 4 answers them.
+     */
+    const forEvents = (ids: ReadonlyArray<number>) =>
+      ids.length === 0
+        ? Effect.succeed<ReadonlyArray<Link>>([])
+        : Effect.map(
+            SqlSchema.findAll({
+              Request: Schema.Array(Schema.Int),
+              Result: LinkRow,
+              execute: (ids) => sql`
+                SELECT ${columns}, ${tags},
+                       coalesce((SELECT json_agg(g.id ORDER BY g.id) FROM link_group_links gl JOIN link_groups g ON g.id = gl.group_id
+                                 WHERE gl.link_id = l.id AND (g.is_global OR g.user_id = l.user_id
+                                   OR EXISTS (SELECT 1 FROM link_group_users gu WHERE gu.group_id = g.id AND gu.user_id = l.user_id))), '[]') AS groups
+                FROM links l JOIN domains d ON d.id = l.domain_id
+                WHERE ${sql.in("l.id", ids)}`
+            })(ids),
+            (rows) => rows.map((row) => row.toLink())
+          )
+
+    return { byId, byAlias, search, clickedByIds, forEvents, insert, domainDeleted, attachTags, countForQuota, firstOwnByUrl, lockForUpdate, aliasTaken, update } as const
   })
 }) {}

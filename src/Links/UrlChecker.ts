@@ -69,7 +69,7 @@ export const systemResolver: Resolver = (hostname) =>
   })
 
 /** One hop: where to send the request, and the checked addresses it may connect to. */
-interface Target {
+export interface Target {
   readonly url: URL
   readonly host: string
   readonly port: number
@@ -92,6 +92,50 @@ const pinnedLookup =
     else callback(null, addresses[0]!, isIP(addresses[0]!))
   }
 
+/** The policy URL_CHECK_ALLOW_PRIVATE chooses: public addresses only unless it is true. */
+export const policyOf = (allowPrivate: boolean): AddressPolicy => (allowPrivate ? anyAddress : publicAddressesOnly)
+
+/**
+ * Where a request to `url` may connect: its addresses, each allowed by the policy. WHATWG URL has
+ * already written every IPv4 spelling (127.1, 2130706433, 0x7f000001, 0177.0.0.1) as a dotted quad
+ * and IPv6 canonically, so a literal host is checked as the address it is.
+ */
+export const checkedTarget = (url: URL, policy: AddressPolicy, resolve: Resolver): Effect.Effect<Target, UrlUnreachable | AddressRefused> =>
+  Effect.gen(function* () {
+    const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
+    const port = url.port === "" ? defaultPort(url) : Number(url.port)
+    const addresses = isIP(host) !== 0 ? [host] : LOOPBACK_NAME.test(host) ? LOOPBACK : yield* resolve(host)
+    if (addresses.length === 0) return yield* new UrlUnreachable({ url: url.href, reason: "DNS: no address" })
+    const refused = addresses.find((address) => isIP(address) === 0 || !policy(address, port))
+    if (refused !== undefined) return yield* new AddressRefused({ url: url.href, address: refused })
+    return { url, host, port, addresses }
+  })
+
+/**
+ * A request to a checked target: it connects only to the target's addresses, over a connection of its
+ * own (no pooled socket: each is destroyed once the answer's headers are in).
+ */
+export const requestTo = (
+  target: Target,
+  method: string,
+  headers: Readonly<Record<string, string>>,
+  onResponse: (response: http.IncomingMessage) => void
+): http.ClientRequest =>
+  (target.url.protocol === "https:" ? https : http).request(
+    {
+      method,
+      hostname: target.host,
+      port: target.port,
+      path: `${target.url.pathname}${target.url.search}`,
+      headers,
+      lookup: pinnedLookup(target.addresses),
+      agent: false,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, "") } : {})
+    },
+    onResponse
+  )
+
 /** Sends one request and keeps only the status and `Location`; the body is never read. */
 const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, UrlUnreachable> =>
   Effect.async<Answer, UrlUnreachable>((resume) => {
@@ -101,28 +145,13 @@ const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, Url
       settled = true
       resume(result)
     }
-    const client = target.url.protocol === "https:" ? https : http
-    const request = client.request(
-      {
-        method,
-        hostname: target.host,
-        port: target.port,
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: { "user-agent": USER_AGENT, accept: "*/*" },
-        lookup: pinnedLookup(target.addresses),
-        // No pooled sockets: each request has its own connection, destroyed once the headers are in.
-        agent: false,
-        maxHeaderSize: MAX_HEADER_BYTES,
-        ...(isIP(target.host) === 0 ? { servername: target.host.replace(/\.$/, "") } : {})
-      },
-      (response) => {
-        response.on("error", () => undefined)
-        const location = response.headers.location
-        settle(Effect.succeed({ status: response.statusCode ?? 0, location }))
-        response.destroy()
-        request.destroy()
-      }
-    )
+    const request = requestTo(target, method, { "user-agent": USER_AGENT, accept: "*/*" }, (response) => {
+      response.on("error", () => undefined)
+      const location = response.headers.location
+      settle(Effect.succeed({ status: response.statusCode ?? 0, location }))
+      response.destroy()
+      request.destroy()
+    })
     request.on("error", (error) =>
       settle(Effect.fail(new UrlUnreachable({ url: target.url.href, reason: `${method}: ${error.message}` })))
     )
@@ -169,20 +198,9 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
   const resolve = options.resolve ?? systemResolver
-  const policy = options.policy ?? (options.allowPrivate ? anyAddress : publicAddressesOnly)
+  const policy = options.policy ?? policyOf(options.allowPrivate)
 
-  // WHATWG URL has already written every IPv4 spelling (127.1, 2130706433, 0x7f000001, 0177.0.0.1)
-  // as a dotted quad and IPv6 canonically, so a literal host is checked as the address it is.
-  const target = (url: URL): Effect.Effect<Target, UrlUnreachable | AddressRefused> =>
-    Effect.gen(function* () {
-      const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
-      const port = url.port === "" ? defaultPort(url) : Number(url.port)
-      const addresses = isIP(host) !== 0 ? [host] : LOOPBACK_NAME.test(host) ? LOOPBACK : yield* resolve(host)
-      if (addresses.length === 0) return yield* new UrlUnreachable({ url: url.href, reason: "DNS: no address" })
-      const refused = addresses.find((address) => isIP(address) === 0 || !policy(address, port))
-      if (refused !== undefined) return yield* new AddressRefused({ url: url.href, address: refused })
-      return { url, host, port, addresses }
-    })
+  const target = (url: URL) => checkedTarget(url, policy, resolve)
 
   /** HEAD, and GET when HEAD is not allowed, not implemented or fails. */
   const hop = (url: URL) =>

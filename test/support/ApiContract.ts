@@ -99,5 +99,7 @@ export const BODY_OPERATIONS = [
   "POST /links/validate",
   "POST /{domain_id}/links",
   "PATCH /{domain_id}/links/{link_id}",
-  "POST /tags"
+  "POST /tags",
+  "POST /{domain_id}/webhooks",
+  "PATCH /{domain_id}/webhooks/{webhook_id}"
 ]

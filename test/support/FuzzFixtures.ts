@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { answering, newDomain, newLink, uniqueDomainName } from "./Fixtures.ts"
 import { call, newUser, numberAt, PASSWORD, type TestUser } from "./Http.ts"
@@ -30,6 +31,12 @@ export interface Fixtures {
   readonly doomed: Readonly<Record<Version, number>>
   /** A member of account A per version, whose token DELETE /access_token revokes (the others must stay). */
   readonly signingOut: Readonly<Record<Exclude<Version, "">, TestUser>>
+  /** Webhooks of domains A and B, each with a delivery; one of domain A per version for deleting. */
+  readonly webhookA: number
+  readonly deliveryA: number
+  readonly webhookB: number
+  readonly deliveryB: number
+  readonly doomedWebhooks: Readonly<Record<Version, number>>
 }
 
 export class Fuzz extends Context.Tag("test/ApiFuzz")<Fuzz, Fixtures>() {}
@@ -53,6 +60,23 @@ export const fixtures = Layer.scoped(
     const doomed = { "": yield* newDomain(owner), "/api/v4": yield* newDomain(owner), "/api/v3": yield* newDomain(owner) }
     const signingOutMember = newUser({ accountId: owner.accountId, role: "member" })
     const signingOut = { "/api/v4": yield* signingOutMember, "/api/v3": yield* signingOutMember }
+    const webhookOf = (user: TestUser, domainId: number) =>
+      Effect.map(
+        call("POST", `/api/v4/${domainId}/webhooks`, { token: user.token, body: { url: landing, events: ["link.deleted"] } }),
+        (reply) => numberAt(reply.body, "objects", 0, "id")
+      )
+    const deliveryOf = (webhookId: number) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.map(
+          sql<{ id: number }>`
+            INSERT INTO webhook_deliveries (webhook_id, event, body, state, retry_until)
+            VALUES (${webhookId}, 'link.deleted', '{}', 'delivered', now()) RETURNING id`,
+          ([row]) => row!.id
+        )
+      ).pipe(Effect.orDie)
+    const webhookA = yield* webhookOf(owner, domainA)
+    const webhookB = yield* webhookOf(other, domainB)
+    const doomedWebhooks = { "": yield* webhookOf(owner, domainA), "/api/v4": yield* webhookOf(owner, domainA), "/api/v3": yield* webhookOf(owner, domainA) }
     return {
       owner,
       member,
@@ -68,7 +92,12 @@ export const fixtures = Layer.scoped(
       domainS,
       linkS,
       doomed,
-      signingOut
+      signingOut,
+      webhookA,
+      deliveryA: yield* deliveryOf(webhookA),
+      webhookB,
+      deliveryB: yield* deliveryOf(webhookB),
+      doomedWebhooks
     } satisfies Fixtures
   })
 )
@@ -97,6 +126,10 @@ export const validBody = (endpoint: Endpoint, f: Fixtures, user: TestUser): unkn
       return [{ op: "replace", path: "/notes", value: "kept" }]
     case "tags.createTag":
       return { domain_id: f.domainA, name: `tag${++tagSerial}` }
+    case "webhooks.create":
+      return { url: f.landing, events: ["link.created"], active: false }
+    case "webhooks.update":
+      return { active: true }
     default:
       throw new Error(`no valid body known for ${endpoint.id}: add one`)
   }
@@ -115,6 +148,10 @@ export const validParam = (name: string, f: Fixtures): string | undefined => {
       return "0"
     case "to_unix":
       return "86400"
+    case "webhook_id":
+      return String(f.webhookA)
+    case "delivery_id":
+      return String(f.deliveryA)
     default:
       return undefined
   }
@@ -151,7 +188,12 @@ export const baseline = (
     readonly chunked?: boolean
   } = {}
 ): FuzzRequest => {
-  const valid = (name: string) => (endpoint.id === "domains.remove" && name === "domain_id" ? String(f.doomed[version]) : validParam(name, f))
+  const valid = (name: string) =>
+    endpoint.id === "domains.remove" && name === "domain_id"
+      ? String(f.doomed[version])
+      : endpoint.id === "webhooks.remove" && name === "webhook_id"
+        ? String(f.doomedWebhooks[version])
+        : validParam(name, f)
   const params = Object.fromEntries(endpoint.params.map((name) => [name, changes.params?.[name] ?? valid(name) ?? "1"]))
   const required = (REQUIRED_QUERY[endpoint.id] ?? []).map((name) => `${name}=${validParam(name, f) ?? ""}`).join("&")
   const query = changes.query ?? required

@@ -1,0 +1,43 @@
+import { Schema } from "effect"
+import { Unset } from "../Platform/Unset.ts"
+
+export const WEBHOOK_EVENTS = ["link.created", "link.updated", "link.archived", "link.deleted", "link.clicked"] as const
+export const WebhookEvent = Schema.Literal(...WEBHOOK_EVENTS)
+export type WebhookEvent = typeof WebhookEvent.Type
+
+/** A webhook as the API shows it; its secret never appears here (only once, on create and rotation). */
+export class Webhook extends Schema.Class<Webhook>("Webhook")({
+  id: Schema.Int,
+  domain_id: Schema.Int,
+  url: Schema.String,
+  events: Schema.Array(WebhookEvent),
+  active: Schema.Boolean,
+  created: Schema.Int,
+  modified: Schema.Int,
+  /** After a rotation: until when the previous secret still signs deliveries, beside the new one. */
+  previous_secret_until: Unset(Schema.Int)
+}) {}
+
+export const DeliveryState = Schema.Literal("pending", "delivered", "failed")
+
+/** One try of a delivery: the receiver's status (null when none came), how long it took, why it failed. */
+export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt")({
+  number: Schema.Int,
+  at: Schema.Int,
+  status: Schema.NullOr(Schema.Int),
+  duration_ms: Schema.Int,
+  error: Schema.NullOr(Schema.String),
+  /** When the next try is due; null when this one was the last (delivered or given up). */
+  next_attempt: Schema.NullOr(Schema.Int)
+}) {}
+
+/** An event sent to a webhook: its id is the `Webhook-Id` of every attempt. */
+export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
+  id: Schema.Int,
+  webhook_id: Schema.Int,
+  event: WebhookEvent,
+  created: Schema.Int,
+  state: DeliveryState,
+  next_attempt: Schema.NullOr(Schema.Int),
+  attempts: Schema.Array(WebhookAttempt)
+}) {}
