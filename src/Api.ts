@@ -13,6 +13,7 @@ import { OperationsApi } from "./Operations/OperationsApi.ts"
 import { UsersApi } from "./Accounts/UsersApi.ts"
 import { WebhooksApi } from "./Webhooks/WebhooksApi.ts"
 import { openApiV3 } from "./V3/V3OpenApi.ts"
+import { SettingsApi } from "./SmartLinks/SettingsApi.ts"
 
 /**
  * Version 4 of the link API, plus the operational endpoints (/healthz, /readyz, /metrics). Each
@@ -33,6 +34,7 @@ export class Api extends HttpApi.make("links")
   .add(AnalyticsApi.prefix("/api/v4").addError(Unavailable))
   .add(ExportApi.prefix("/api/v4").addError(Unavailable))
   .add(WebhooksApi.prefix("/api/v4").addError(Unavailable))
+  .add(SettingsApi.prefix("/api/v4").addError(Unavailable))
   .add(OperationsApi)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Link Shortening Service API")

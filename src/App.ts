@@ -65,6 +65,8 @@ import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
 import { Webhooks } from "./Webhooks/Webhooks.ts"
 import { WebhooksHttpLive } from "./Webhooks/WebhooksHttp.ts"
 import { Dispatcher } from "./Webhooks/Dispatcher.ts"
+import { Settings } from "./SmartLinks/Settings.ts"
+import { SettingsHttpLive } from "./SmartLinks/SettingsHttp.ts"
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>) => {
@@ -90,7 +92,8 @@ export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | Databas
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
   const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)), Webhooks.Default)
   // Links and Analytics filter by group: Groups sits under them.
-  return topLevel.pipe(
+  return Settings.Default.pipe(
+    Layer.provideMerge(topLevel),
     Layer.provideMerge(Groups.DefaultWithoutDependencies),
     Layer.provideMerge(services),
     Layer.provideMerge(repos),
@@ -119,7 +122,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive, WebhooksHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive, WebhooksHttpLive, SettingsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -39,6 +39,7 @@ const optionKinds = {
   events: "value",
   webhook: "value",
   delivery: "value",
+  file: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -268,6 +269,14 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "link show": { options: ["link"], build: (given) => Effect.map(given.id("link"), (linkId) => Command.LinkShow({ linkId })) },
+  "link settings": { options: ["link"], build: (given) => Effect.map(given.id("link"), (linkId) => Command.LinkSettings({ linkId })) },
+  "link set-settings": {
+    options: ["link", "file"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.LinkSetSettings({ linkId: yield* given.id("link"), file: yield* given.required("file") })
+      })
+  },
   "domain admin": {
     options: ["user", "domain"],
     build: (given) =>

@@ -1,4 +1,10 @@
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { createHmac } from "node:crypto"
+import { TokenSecret } from "../Auth/TokenStore.ts"
+import { loadGeoLookup } from "../Clicks/GeoIp.ts"
+import { boundedMemo } from "../Clicks/ClickSource.ts"
+import { StoredSettings, Target } from "../SmartLinks/SettingsModel.ts"
+import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
@@ -15,6 +21,8 @@ export interface LinkEntry {
   readonly active: boolean
   readonly redirectUrl: string
   readonly redirectType: number
+  /** The link's rules and split, compiled; absent for a link without (which then pays nothing for them). */
+  readonly smart?: SmartRoute
 }
 
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
@@ -107,6 +115,9 @@ interface LinkRow {
   status: string
   redirect_url: string
   redirect_type: number
+  /** The link's smart settings and their served targets, null for a link without (sql/0016). */
+  settings: unknown
+  targets: unknown
 }
 
 interface DomainRow {
@@ -119,8 +130,9 @@ interface DomainRow {
 
 const LINK_QUERY = {
   name: "redirect_link",
-  text: `SELECT id, status, redirect_url, redirect_type FROM links
-         WHERE domain_id = $1 AND lower(alias) = $2 AND status <> 'deleted'`
+  text: `SELECT l.id, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets
+         FROM links l LEFT JOIN link_settings s ON s.link_id = l.id
+         WHERE l.domain_id = $1 AND lower(l.alias) = $2 AND l.status <> 'deleted'`
 }
 
 const toDomain = (row: DomainRow): DomainEntry => ({
@@ -131,6 +143,9 @@ const toDomain = (row: DomainRow): DomainEntry => ({
 })
 
 export class QueryTimeout extends Error {}
+
+const decodeSettings = Schema.decodeUnknownOption(StoredSettings)
+const decodeTargets = Schema.decodeUnknownOption(Schema.Array(Target))
 
 /**
  * Domains by host (all of them, loaded at start: they are few) and links by domain and lower-cased
@@ -144,7 +159,40 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     const feed = yield* ChangeFeed
     let domains = new Map<string, DomainEntry>()
     // Long URLs reach 4,096 characters: 100,000 of them would hold 400 MB.
-    const links = new Lru<LinkEntry>(options.links, options.linkBytes, (key, link) => keyWeight(key) + link.redirectUrl.length)
+    const links = new Lru<LinkEntry>(
+      options.links,
+      options.linkBytes,
+      (key, link) => keyWeight(key) + link.redirectUrl.length + (link.smart?.weight ?? 0)
+    )
+    const { dataKey } = yield* TokenSecret
+    const splitKey = createHmac("sha256", dataKey).update("smart link split").digest("hex")
+    // Read on the first link whose rules need a place: most processes never hold it on this thread.
+    let geo: Promise<GeoLookup> | undefined
+
+    // Addresses repeat within seconds; a lookup costs a few microseconds.
+    const geoLookup = () =>
+      (geo ??= loadGeoLookup().then(
+        (lookup) => boundedMemo(10_000, lookup),
+        (error: unknown) => {
+          geo = undefined
+          throw error
+        }
+      ))
+
+    /** The link's settings compiled, if it has rules or a split (a row that does not decode has none). */
+    const smartOf = async (row: LinkRow): Promise<SmartRoute | undefined> => {
+      if (row.settings === null) return undefined
+      const settings = decodeSettings(row.settings)
+      const targets = decodeTargets(row.targets)
+      if (Option.isNone(settings) || Option.isNone(targets)) return undefined
+      const lookup = settingsNeedGeo(settings.value) ? await geoLookup() : undefined
+      return compileRoute(settings.value, targets.value, {
+        linkId: Number(row.id),
+        splitKey,
+        geo: lookup,
+        weight: JSON.stringify(row.settings).length + JSON.stringify(row.targets).length
+      })
+    }
     const unknown = new Lru<true>(options.unknownAliases, options.unknownAliasBytes)
     // Bumped by every eviction: a lookup started before one may hold what the eviction was about.
     let generation = 0
@@ -216,10 +264,17 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       try {
         const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
         const row = rows[0]
+        const smart = row === undefined ? undefined : await smartOf(row)
         const entry: LinkEntry | null =
           row === undefined
             ? null
-            : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type }
+            : {
+                id: Number(row.id),
+                active: row.status === "active",
+                redirectUrl: row.redirect_url,
+                redirectType: row.redirect_type,
+                ...(smart === undefined ? {} : { smart })
+              }
         if (started === generation) {
           if (entry === null) unknown.set(ownCopy(key), true)
           else links.set(ownCopy(key), entry)

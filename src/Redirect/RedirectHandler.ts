@@ -94,15 +94,26 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, query: string) => {
           if (link === null) return unknownAlias(res, domain)
           if (!link.active) return homepage(res, domain)
-          let location = link.redirectUrl
+          let ip: string | undefined
+          let target = link.redirectUrl
+          let destinationId: number | null = null
+          if (link.smart !== undefined) {
+            ip = trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"])
+            const chosen = link.smart.choose({ headers: req.headers, ip, query })
+            if (chosen !== undefined) {
+              target = chosen.url
+              destinationId = chosen.id
+            }
+          }
+          let location = target
           let qr = false
           if (query !== "") {
             const visitor = new URLSearchParams(query)
             qr = visitor.get("qr") === "1"
             try {
-              location = withVisitorQuery(link.redirectUrl, visitor)
+              location = withVisitorQuery(target, visitor)
             } catch {
-              location = link.redirectUrl
+              location = target
             }
           }
           redirect(res, link.redirectType, location, LINK_CACHE_CONTROL)
@@ -111,10 +122,11 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             at: Date.now(),
             linkId: link.id,
             domainId: domain.id,
-            ip: trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
+            ip: ip ?? trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
             userAgent: req.headers["user-agent"],
             referer: req.headers.referer,
-            qr
+            qr,
+            destinationId
           })
         }
 

@@ -101,5 +101,6 @@ export const BODY_OPERATIONS = [
   "PATCH /{domain_id}/links/{link_id}",
   "POST /tags",
   "POST /{domain_id}/webhooks",
-  "PATCH /{domain_id}/webhooks/{webhook_id}"
+  "PATCH /{domain_id}/webhooks/{webhook_id}",
+  "PUT /{domain_id}/links/{link_id}/settings"
 ]

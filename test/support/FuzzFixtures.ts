@@ -130,6 +130,14 @@ export const validBody = (endpoint: Endpoint, f: Fixtures, user: TestUser): unkn
       return { url: f.landing, events: ["link.created"], active: false }
     case "webhooks.update":
       return { active: true }
+    case "smartLinks.putSettings":
+      return {
+        rules: [{ when: { device: ["mobile"], language: ["en"] }, url: "https://example.com/m" }],
+        split: [
+          { url: "https://example.com/a", weight: 40 },
+          { url: "https://example.com/b", weight: 60 }
+        ]
+      }
     default:
       throw new Error(`no valid body known for ${endpoint.id}: add one`)
   }
