@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Groups } from "../src/Groups/Groups.ts"
@@ -18,6 +19,13 @@ const NOT_JSON = new Set([
   "/{domain_id}/export/links.csv",
   "/{domain_id}/export/clicks.csv"
 ])
+
+/**
+ * Extension answers whose documented schemas hold nulls (a webhook delivery's `next_attempt` once it
+ * is settled, an attempt's `status` when no answer came): the real API has no document for them to
+ * differ from, so only the served document checks them.
+ */
+const EXTENSION_NULLS = /\/webhooks(\/|$)/
 
 /** Version 3 answers one link as `objects: {...}`, not in an array; its fields are checked as version 4's. */
 const asListed = (body: unknown) => {
@@ -58,6 +66,7 @@ describe("every answer matches the served OpenAPI document and the real API's ty
         const { admin, domainId, a } = s
         const template = yield* newUtmTemplate(admin, domainId, [{ label: "Source", field_code: "utm_source", type: "text", required: true }])
         const groups = yield* Groups
+        const sql = yield* SqlClient.SqlClient
         const group = yield* groups.create({ domainId, name: "Launch", global: true, users: [] }).pipe(Effect.orDie)
         yield* groups.addLink(group.id, a).pipe(Effect.orDie)
         const domainName = stringAt((yield* call("GET", `/api/v4/domains/${domainId}`, { token: admin.token })).body, "objects", 0, "domain")
@@ -71,6 +80,15 @@ describe("every answer matches the served OpenAPI document and the real API's ty
           const spare = yield* call("POST", `${prefix}/domains`, { token: admin.token, body: { domain: uniqueDomainName("shape") } })
           const spareId = numberAt(spare.body, "objects", 0, "id")
           const signingOut = yield* newUser({ accountId: admin.accountId, role: "member" })
+          const webhookOf = Effect.map(
+            call("POST", `${prefix}/${domainId}/webhooks`, { token: admin.token, body: { url: "http://127.0.0.1:9/hook", events: ["link.deleted"], active: false } }),
+            (reply) => numberAt(reply.body, "objects", 0, "id")
+          )
+          const webhook = yield* webhookOf
+          const spareWebhook = yield* webhookOf
+          const [delivery] = yield* sql<{ id: number }>`
+            INSERT INTO webhook_deliveries (webhook_id, event, body, state, retry_until)
+            VALUES (${webhook}, 'link.deleted', '{}', 'failed', now()) RETURNING id`
           const requests: ReadonlyArray<Request> = [
             { method: "POST", path: "/validate_login", body: { email: admin.email, password: PASSWORD }, anonymous: true },
             { method: "POST", path: "/access_token", body: { email: admin.email, password: PASSWORD }, anonymous: true },
@@ -112,6 +130,14 @@ describe("every answer matches the served OpenAPI document and the real API's ty
             },
             { method: "GET", path: `/${domainId}/links/${a}/settings` },
             { method: "GET", path: `/${domainId}/links/${a}/clicks/destinations?${window}` },
+            { method: "POST", path: `/${domainId}/webhooks`, body: { url: "http://127.0.0.1:9/other", events: ["link.created", "link.clicked"], active: false } },
+            { method: "GET", path: `/${domainId}/webhooks` },
+            { method: "GET", path: `/${domainId}/webhooks/${webhook}` },
+            { method: "PATCH", path: `/${domainId}/webhooks/${webhook}`, body: { events: ["link.updated"] } },
+            { method: "POST", path: `/${domainId}/webhooks/${webhook}/rotate-secret` },
+            { method: "GET", path: `/${domainId}/webhooks/${webhook}/deliveries` },
+            { method: "POST", path: `/${domainId}/webhooks/${webhook}/deliveries/${delivery!.id}/replay` },
+            { method: "DELETE", path: `/${domainId}/webhooks/${spareWebhook}` },
             { method: "GET", path: "/error_codes" },
             { method: "GET", path: `/tags?domain_id=${domainId}` },
             { method: "POST", path: "/tags", body: { domain_id: domainId, name: `tag-${id}`, shared: false, notes: "" } },
@@ -129,7 +155,7 @@ describe("every answer matches the served OpenAPI document and the real API's ty
             const context = `${id} ${request.method} ${request.path}`
             expect(reply.status, `${context}: ${reply.text}`).toBe(200)
             expect(validate(id, request.method, `${prefix}${request.path.split("?")[0]}`, reply.status, reply.body), context).toEqual([])
-            expect(typeProblems(id === "v3" ? asListed(reply.body) : reply.body), context).toEqual([])
+            if (!EXTENSION_NULLS.test(request.path)) expect(typeProblems(id === "v3" ? asListed(reply.body) : reply.body), context).toEqual([])
             covered.add(`${request.method} ${operationOf(documents[id], request.method, `${prefix}${request.path.split("?")[0]}`)}`)
           }
           const paths = Object.entries(documents[id] as Record<string, Record<string, unknown>>)
