@@ -59,6 +59,7 @@ import { HourlyRollupPruner } from "./Clicks/HourlyRollupPruner.ts"
 import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
 import { Mailer } from "./Platform/Mailer.ts"
 import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
+import { ClickLimits } from "./Redirect/ClickLimits.ts"
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>) => {
@@ -119,6 +120,7 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
 
 /** The redirect hot path and the click pipeline behind it (its writer on a thread of its own); the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
+  Layer.provideMerge(ClickLimits.layer),
   Layer.provideMerge(ClickLog.layer()),
   Layer.provideMerge(ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
 )

@@ -2,10 +2,13 @@ import { Effect } from "effect"
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
+import type { LinkGates } from "./LinkGates.ts"
 
 export interface DomainEntry {
   readonly id: number
+  readonly name: string
   readonly active: boolean
+  readonly hasSsl: boolean
   readonly homepage: string | null
   readonly url404: string | null
 }
@@ -15,6 +18,7 @@ export interface LinkEntry {
   readonly active: boolean
   readonly redirectUrl: string
   readonly redirectType: number
+  readonly gates: LinkGates | null
 }
 
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
@@ -115,6 +119,7 @@ interface DomainRow {
   status: string
   homepage: string | null
   url_404: string | null
+  has_ssl: boolean
 }
 
 const LINK_QUERY = {
@@ -125,7 +130,9 @@ const LINK_QUERY = {
 
 const toDomain = (row: DomainRow): DomainEntry => ({
   id: Number(row.id),
+  name: row.domain,
   active: row.status === "active",
+  hasSsl: row.has_ssl,
   homepage: row.homepage,
   url404: row.url_404
 })
@@ -167,7 +174,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       const version = (domainVersions.get(name) ?? 0) + 1
       domainVersions.set(name, version)
       const { rows } = await pool.query<DomainRow>(
-        "SELECT id, domain, status, homepage, url_404 FROM domains WHERE domain = $1 AND status <> 'deleted'",
+        "SELECT id, domain, status, homepage, url_404, has_ssl FROM domains WHERE domain = $1 AND status <> 'deleted'",
         [name]
       )
       if (domainVersions.get(name) !== version) return
@@ -178,7 +185,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     }
 
     const loadAllDomains = async () => {
-      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404 FROM domains WHERE status <> 'deleted'")
+      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404, has_ssl FROM domains WHERE status <> 'deleted'")
       domains = new Map(rows.map((row) => [row.domain, toDomain(row)]))
     }
 
@@ -219,7 +226,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
         const entry: LinkEntry | null =
           row === undefined
             ? null
-            : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type }
+            : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type, gates: null }
         if (started === generation) {
           if (entry === null) unknown.set(ownCopy(key), true)
           else links.set(ownCopy(key), entry)

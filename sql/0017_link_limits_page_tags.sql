@@ -1,0 +1,17 @@
+-- Visits of links with `max_clicks`, counted when REDIS_URL is not set: one row per limited link,
+-- taken by one conditional UPDATE per human visit (the row lock orders concurrent visits from every
+-- instance). Never read per redirect from the clicks table.
+CREATE TABLE link_limits (
+  link_id bigint PRIMARY KEY REFERENCES links (id) ON DELETE CASCADE,
+  used    bigint NOT NULL
+);
+
+-- Preview tags taken from a link's destination page when its settings are saved without `og`,
+-- served to link-preview crawlers. Announced like a change of the link.
+CREATE TABLE link_page_tags (
+  link_id     bigint PRIMARY KEY REFERENCES links (id) ON DELETE CASCADE,
+  title       text,
+  description text,
+  image       text,
+  fetched_at  timestamptz NOT NULL DEFAULT now()
+);
