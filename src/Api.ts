@@ -11,6 +11,7 @@ import { GroupsApi } from "./Groups/GroupsApi.ts"
 import { OperationsApi } from "./Operations/OperationsApi.ts"
 import { UsersApi } from "./Accounts/UsersApi.ts"
 import { openApiV3 } from "./V3/V3OpenApi.ts"
+import { SettingsApi } from "./SmartLinks/SettingsApi.ts"
 
 /**
  * Version 4 of the link API, plus the operational endpoints (/healthz, /readyz, /metrics). Each
@@ -29,6 +30,7 @@ export class Api extends HttpApi.make("links")
   .add(TagsApi.prefix("/api/v4").addError(Unavailable))
   .add(GroupsApi.prefix("/api/v4").addError(Unavailable))
   .add(AnalyticsApi.prefix("/api/v4").addError(Unavailable))
+  .add(SettingsApi.prefix("/api/v4").addError(Unavailable))
   .add(OperationsApi)
   .addError(InternalError)
   .annotate(OpenApi.Title, "Link Shortening Service API")

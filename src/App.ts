@@ -60,6 +60,8 @@ import { ClickNotifier } from "./Clicks/ClickNotifier.ts"
 import { Mailer } from "./Platform/Mailer.ts"
 import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
 import { ClickLimits } from "./Redirect/ClickLimits.ts"
+import { Settings } from "./SmartLinks/Settings.ts"
+import { SettingsHttpLive } from "./SmartLinks/SettingsHttp.ts"
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
 export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>) => {
@@ -85,7 +87,8 @@ export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | Databas
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
   const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies)
   // Links and Analytics filter by group: Groups sits under them.
-  return topLevel.pipe(
+  return Settings.Default.pipe(
+    Layer.provideMerge(topLevel),
     Layer.provideMerge(Groups.DefaultWithoutDependencies),
     Layer.provideMerge(services),
     Layer.provideMerge(repos),
@@ -114,7 +117,7 @@ export const BootstrapLive = Layer.effectDiscard(
 )
 
 const apiLayer = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive]),
+  Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, SettingsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 

@@ -98,6 +98,13 @@ describe("every answer matches the served OpenAPI document and the real API's ty
             { method: "GET", path: `/${domainId}/links/${a}/clicks/hourly?${window}` },
             ...["daily", "country", "region", "city", "device", "referrer"].map((report) => ({ method: "GET", path: `/${domainId}/links/${a}/clicks/${report}?${window}` })),
             { method: "GET", path: `/${domainId}/links/${a}/rawclicks` },
+            {
+              method: "PUT",
+              path: `/${domainId}/links/${a}/settings`,
+              body: { rules: [{ when: { os: ["ios"] }, url: "https://example.com/ios" }], split: [{ url: "https://example.com/x", weight: 50 }, { url: "https://example.com/y", weight: 50 }], password: "12345678", max_clicks: 5, og: { title: "t" } }
+            },
+            { method: "GET", path: `/${domainId}/links/${a}/settings` },
+            { method: "GET", path: `/${domainId}/links/${a}/clicks/destinations?${window}` },
             { method: "GET", path: "/error_codes" },
             { method: "GET", path: `/tags?domain_id=${domainId}` },
             { method: "POST", path: "/tags", body: { domain_id: domainId, name: `tag-${id}`, shared: false, notes: "" } },

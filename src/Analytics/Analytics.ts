@@ -21,7 +21,7 @@ import {
 } from "./AnalyticsErrors.ts"
 import { AnalyticsRepo, type GroupRow, type LinkFilter, type Scope, type ValueFilters } from "./AnalyticsRepo.ts"
 import type { CityRow, CountryRow, DayRow, DeviceRow, HourRow, ReferrerRow, RegionRow } from "./AnalyticsRows.ts"
-import { analyticsWindow, daysOf, isoDate } from "./AnalyticsWindow.ts"
+import { type AnalyticsWindow, analyticsWindow, daysOf, isoDate } from "./AnalyticsWindow.ts"
 
 /** A report's window in Unix seconds, `to_unix` exclusive; neither bound: the last seven days and today. */
 export interface WindowBounds {
@@ -284,8 +284,24 @@ export class Analytics extends Effect.Service<Analytics>()("Analytics", {
         return yield* repo.rawClicks(linkId, limitOf(page))
       }).pipe(orDieOnInfrastructure)
 
+    /** A report of one link over a window by `count`, under the rules of E25-E30 (the smart links' destinations report). */
+    const linkWindowed = <A, E, R>(
+      caller: Caller,
+      domainId: number,
+      linkId: number,
+      bounds: WindowBounds,
+      count: (window: AnalyticsWindow) => Effect.Effect<A, E, R>
+    ) =>
+      limited((asker: Caller) =>
+        Effect.gen(function* () {
+          yield* linkViewerOf(asker, domainId, linkId)
+          return yield* count(yield* windowOf(bounds))
+        }).pipe(orDieOnInfrastructure)
+      )(caller)
+
     return {
       clickedLinks: limited(clickedLinks),
+      linkWindowed,
       /** E17-E22. */
       domain: {
         daily: limited(ofDomain(daily)),

@@ -61,6 +61,7 @@ export interface ClickColumns {
   readonly user_agent: Array<string>
   readonly qr: Array<boolean>
   readonly bot: Array<boolean>
+  readonly destination_id: Array<number | null>
 }
 
 const emptyColumns = (): ClickColumns => ({
@@ -76,7 +77,8 @@ const emptyColumns = (): ClickColumns => ({
   referrer: [],
   user_agent: [],
   qr: [],
-  bot: []
+  bot: [],
+  destination_id: []
 })
 
 /** Appends `rows` to `columns`. */
@@ -95,6 +97,7 @@ export const appendColumns = (columns: ClickColumns, rows: ReadonlyArray<ClickRo
     columns.user_agent.push(row.user_agent)
     columns.qr.push(row.qr)
     columns.bot.push(row.bot)
+    columns.destination_id.push(row.destination_id ?? null)
   }
 }
 

@@ -10,6 +10,8 @@ export interface RawClick {
   readonly userAgent: string | undefined
   readonly referer: string | undefined
   readonly qr: boolean
+  /** The smart-link destination served (`destinations` id); null or absent for the link's own URL. */
+  readonly destinationId?: number | null
 }
 
 /**
@@ -39,8 +41,8 @@ export const MAX_REFERER = 2048
 const MAX_IP = 64
 /** The length written for a header the request did not have. */
 const ABSENT = 0xffff
-/** at, link id and domain id (float64 each), the QR flag (one byte). */
-const FIXED_BYTES = 25
+/** at, link id and domain id (float64 each), the QR flag (one byte), the destination id (uint32, 0 for none). */
+const FIXED_BYTES = 29
 const INITIAL_BYTES = 64 * 1024
 /** Above this, the buffer is given back after a hand-over (a burst grew it). */
 const KEPT_BYTES = 1024 * 1024
@@ -78,6 +80,7 @@ export class ClickEncoder {
     at = buffer.writeDoubleLE(click.linkId, at)
     at = buffer.writeDoubleLE(click.domainId, at)
     at = buffer.writeUInt8(click.qr ? 1 : 0, at)
+    at = buffer.writeUInt32LE(click.destinationId ?? 0, at)
     at = this.text(ip, at)
     at = this.text(userAgent, at)
     this.used = this.text(referer, at)
@@ -134,11 +137,12 @@ export const unpack = (batch: HandedClicks): Array<RawClick> => {
     const linkId = buffer.readDoubleLE(at + 8)
     const domainId = buffer.readDoubleLE(at + 16)
     const qr = buffer[at + 24] === 1
+    const destination = buffer.readUInt32LE(at + 25)
     at += FIXED_BYTES
     const ip = text() ?? ""
     const userAgent = text()
     const referer = text()
-    clicks[i] = { at: time, linkId, domainId, ip, userAgent, referer, qr }
+    clicks[i] = { at: time, linkId, domainId, ip, userAgent, referer, qr, destinationId: destination === 0 ? null : destination }
   }
   return clicks
 }

@@ -23,6 +23,8 @@ export interface ClickRow {
   readonly user_agent: string
   readonly qr: boolean
   readonly bot: boolean
+  /** The smart-link destination served (`destinations` id); null or absent (spill files of earlier versions) for the link's URL. */
+  readonly destination_id?: number | null
 }
 
 /** Clicks that were new to the table, per link, bots left out. */
@@ -31,7 +33,7 @@ export interface LinkClicks {
   readonly clicks: number
 }
 
-const CLICK_COLUMNS = "id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent_id, qr, bot"
+const CLICK_COLUMNS = "id, at, link_id, domain_id, ip_hash, country, region, city, device, referrer, user_agent_id, qr, bot, destination_id"
 
 /** User agents whose dictionary ids this process remembers (all forgotten at once when full). */
 const KNOWN_USER_AGENTS = 10_000
@@ -102,9 +104,9 @@ const ignoreLostConnection = () => undefined
 
 const monthStart = (year: number, month: number) => new Date(Date.UTC(year, month, 1))
 
-const CLICK_FIELDS = 13
-/** The fixed part of a click in the binary format: the field count, 13 lengths, and the values other than text. */
-const CLICK_FIXED_BYTES = 2 + CLICK_FIELDS * 4 + 16 + 8 + 8 + 8 + 16 + 4 + 1 + 1
+const CLICK_FIELDS = 14
+/** The fixed part of a click in the binary format: the field count, 14 lengths, and the values other than text. */
+const CLICK_FIXED_BYTES = 2 + CLICK_FIELDS * 4 + 16 + 8 + 8 + 8 + 16 + 4 + 1 + 1 + 4
 
 /** The clicks `rows` into `copy`, in the order of CLICK_COLUMNS, user agents by dictionary id. */
 const copyClicks = (copy: CopyWriter, rows: ReadonlyArray<ClickRow>, userAgentIds: ReadonlyMap<string, number>) => {
@@ -135,6 +137,9 @@ const copyClicks = (copy: CopyWriter, rows: ReadonlyArray<ClickRow>, userAgentId
     copy.int32Field(userAgentId)
     copy.boolField(row.qr)
     copy.boolField(row.bot)
+    const destination = row.destination_id ?? null
+    if (destination === null) copy.nullField()
+    else copy.int32Field(destination)
   }
   return true
 }
@@ -193,7 +198,8 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
         (userAgentId) => sql`unnest(
           ${columns.id}::uuid[], ${columns.at}::timestamptz[], ${columns.link_id}::int8[], ${columns.domain_id}::int8[],
           ${columns.ip_hash}::bytea[], ${columns.country}::text[], ${columns.region}::text[], ${columns.city}::text[],
-          ${columns.device}::text[], ${columns.referrer}::text[], ${userAgentId}::int4[], ${columns.qr}::bool[], ${columns.bot}::bool[]
+          ${columns.device}::text[], ${columns.referrer}::text[], ${userAgentId}::int4[], ${columns.qr}::bool[], ${columns.bot}::bool[],
+          ${columns.destination_id}::int4[]
         ) AS r(${sql.literal(CLICK_COLUMNS)})`
       )
 

@@ -22,6 +22,20 @@ export const truncateUserAgent = (userAgent: string | undefined): string => {
   return userAgent.slice(0, end)
 }
 
+/** A memo of `compute` holding at most `limit` keys (all forgotten at once when full). */
+export const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
+  const known = new Map<string, A>()
+  return (key: string): A => {
+    let value = known.get(key)
+    if (value === undefined) {
+      if (known.size >= limit) known.clear()
+      value = compute(key)
+      known.set(key, value)
+    }
+    return value
+  }
+}
+
 const OTHER: UserAgentClass = { device: "other", bot: false }
 const BOT: UserAgentClass = { device: "bot", bot: true }
 
@@ -40,6 +54,18 @@ export const classifyUserAgent = (userAgent: string | undefined): UserAgentClass
     return type === "desktop" || type === "mobile" || type === "tablet" ? { device: type, bot: false } : OTHER
   } catch {
     return OTHER
+  }
+}
+
+/** Operating system and browser of a user agent as Bowser names them ("macOS", "Microsoft Edge"); "" when unknown. */
+export const platformOf = (userAgent: string | undefined): { readonly os: string; readonly browser: string } => {
+  const ua = truncateUserAgent(userAgent)
+  if (ua.trim() === "") return { os: "", browser: "" }
+  try {
+    const parsed = Bowser.parse(ua)
+    return { os: parsed.os.name ?? "", browser: parsed.browser.name ?? "" }
+  } catch {
+    return { os: "", browser: "" }
   }
 }
 

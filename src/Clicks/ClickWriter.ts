@@ -1,6 +1,6 @@
 import { Duration, Effect, Exit, Fiber, Option, Schedule, type Scope } from "effect"
 import { createHmac } from "node:crypto"
-import { classifyUserAgent, MAX_REFERER, referrerHost, truncateUserAgent } from "./ClickSource.ts"
+import { boundedMemo, classifyUserAgent, MAX_REFERER, referrerHost, truncateUserAgent } from "./ClickSource.ts"
 import { ClickBatch } from "./ClickBatch.ts"
 import { clickId, type HandedClicks, type RawClick, unpack } from "./ClickHandover.ts"
 import { ClickRepo, type ClickRow, type LinkClicks } from "./ClickRepo.ts"
@@ -35,19 +35,6 @@ const ENRICH_SLICE = 200
 /** Clicks per statement when spill files are replayed (each skips the clicks already written). */
 const REPLAY_ROWS = 5000
 
-/** A memo of `compute` holding at most `limit` keys (all forgotten at once when full). */
-const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
-  const known = new Map<string, A>()
-  return (key: string): A => {
-    let value = known.get(key)
-    if (value === undefined) {
-      if (known.size >= limit) known.clear()
-      value = compute(key)
-      known.set(key, value)
-    }
-    return value
-  }
-}
 
 /**
  * `effect`'s outcome, or a failure once `timeout` has passed: the flush is uninterruptible, so that
@@ -145,6 +132,7 @@ export const makeClickWriter = (
         referrer: referer === undefined ? "direct" : referrerOf(referer.slice(0, MAX_REFERER)),
         user_agent: userAgent,
         qr: click.qr,
+        destination_id: click.destinationId ?? null,
         bot
       }
     }

@@ -117,6 +117,12 @@ const lookupIn = ({ v4, v6 }: Readers) => (raw: string): GeoLocation => {
 }
 
 /**
+ * The lookup without Effect, for the redirect thread (smart-link rules on places): the databases are
+ * read on the first call only, so a process whose links have no such rule never holds them there.
+ */
+export const loadGeoLookup = (): Promise<(ip: string) => GeoLocation> => loadReaders().then(lookupIn)
+
+/**
  * Country, region and city of an IP address, offline, from the DB-IP Lite city databases (CC BY 4.0,
  * "IP Geolocation by DB-IP"). Unknown, private or malformed addresses give all nulls; a lookup never
  * throws and takes a few microseconds.

@@ -56,10 +56,10 @@ const hopAddress = (raw: string): string => {
 }
 
 /**
- * One TRUST_PROXY entry as a subnet of the family it is written in. Node's BlockList matches IPv4
+ * One TRUST_PROXY entry (or a smart link's `cidr` value) as a subnet of the family it is written in. Node's BlockList matches IPv4
  * addresses against IPv6 rules through their mapped form, so `::ffff:10.0.0.0/104` covers 10.0.0.0/8.
  */
-const parseEntry = (entry: string) => {
+export const parseSubnet = (entry: string) => {
   const slash = entry.indexOf("/")
   const prefix = slash === -1 ? undefined : entry.slice(slash + 1)
   if (prefix !== undefined && !/^\d{1,3}$/.test(prefix)) return undefined
@@ -87,7 +87,7 @@ export class ProxyList {
     const list = new BlockList()
     const entries = raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
     for (const entry of entries) {
-      const subnet = parseEntry(entry)
+      const subnet = parseSubnet(entry)
       if (subnet === undefined) {
         return Either.left(
           ConfigError.InvalidData([variable], `"${entry}" is not an IP address or CIDR (for example 10.0.0.0/8, ::1)`)

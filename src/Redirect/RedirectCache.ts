@@ -1,8 +1,13 @@
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
+import { createHmac } from "node:crypto"
+import { TokenSecret } from "../Auth/TokenStore.ts"
+import { loadGeoLookup } from "../Clicks/GeoIp.ts"
+import { StoredSettings, Target } from "../SmartLinks/SettingsModel.ts"
+import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
-import type { LinkGates } from "./LinkGates.ts"
+import { compileGates, type LinkGates } from "./LinkGates.ts"
 
 export interface DomainEntry {
   readonly id: number
@@ -18,7 +23,10 @@ export interface LinkEntry {
   readonly active: boolean
   readonly redirectUrl: string
   readonly redirectType: number
-  readonly gates: LinkGates | null
+  /** The link's rules and split, compiled; absent for a link without (which then pays nothing for them). */
+  readonly smart?: SmartRoute
+  /** Its password, limit, expiry and preview; absent for a link without any. */
+  readonly gates?: LinkGates
 }
 
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
@@ -111,6 +119,15 @@ interface LinkRow {
   status: string
   redirect_url: string
   redirect_type: number
+  /** The link's smart settings and their served targets, null for a link without (sql/0016). */
+  settings: unknown
+  targets: unknown
+  password_hash: string | null
+  /** Preview tags taken from the destination page (sql/0017), null without. */
+  tag_title: string | null
+  tag_description: string | null
+  tag_image: string | null
+  tags_taken: boolean
 }
 
 interface DomainRow {
@@ -124,8 +141,10 @@ interface DomainRow {
 
 const LINK_QUERY = {
   name: "redirect_link",
-  text: `SELECT id, status, redirect_url, redirect_type FROM links
-         WHERE domain_id = $1 AND lower(alias) = $2 AND status <> 'deleted'`
+  text: `SELECT l.id, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets, s.password_hash,
+                t.title AS tag_title, t.description AS tag_description, t.image AS tag_image, t.link_id IS NOT NULL AS tags_taken
+         FROM links l LEFT JOIN link_settings s ON s.link_id = l.id LEFT JOIN link_page_tags t ON t.link_id = l.id
+         WHERE l.domain_id = $1 AND lower(l.alias) = $2 AND l.status <> 'deleted'`
 }
 
 const toDomain = (row: DomainRow): DomainEntry => ({
@@ -139,6 +158,17 @@ const toDomain = (row: DomainRow): DomainEntry => ({
 
 export class QueryTimeout extends Error {}
 
+const decodeSettings = Schema.decodeUnknownOption(StoredSettings)
+const decodeTargets = Schema.decodeUnknownOption(Schema.Array(Target))
+
+/** The link's password, limit, expiry and preview, when it has any of them. */
+const gatesOf = (row: LinkRow): { readonly gates?: LinkGates } => {
+  const settings = row.settings === null ? undefined : Option.getOrUndefined(decodeSettings(row.settings))
+  const taken = row.tags_taken ? { title: row.tag_title, description: row.tag_description, image: row.tag_image } : null
+  const gates = compileGates(settings, row.password_hash, taken)
+  return gates === undefined ? {} : { gates }
+}
+
 /**
  * Domains by host (all of them, loaded at start: they are few) and links by domain and lower-cased
  * alias (bounded, with negative entries kept apart so that scanning for aliases cannot evict real
@@ -151,7 +181,36 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     const feed = yield* ChangeFeed
     let domains = new Map<string, DomainEntry>()
     // Long URLs reach 4,096 characters: 100,000 of them would hold 400 MB.
-    const links = new Lru<LinkEntry>(options.links, options.linkBytes, (key, link) => keyWeight(key) + link.redirectUrl.length)
+    const links = new Lru<LinkEntry>(
+      options.links,
+      options.linkBytes,
+      (key, link) => keyWeight(key) + link.redirectUrl.length + (link.smart?.weight ?? 0) + (link.gates?.weight ?? 0)
+    )
+    const { key: secret } = yield* TokenSecret
+    const splitKey = createHmac("sha256", secret).update("smart link split").digest()
+    // Read on the first link whose rules need a place: most processes never hold it on this thread.
+    let geo: Promise<GeoLookup> | undefined
+
+    const geoLookup = () =>
+      (geo ??= loadGeoLookup().catch((error: unknown) => {
+        geo = undefined
+        throw error
+      }))
+
+    /** The link's settings compiled, if it has rules or a split (a row that does not decode has none). */
+    const smartOf = async (row: LinkRow): Promise<SmartRoute | undefined> => {
+      if (row.settings === null) return undefined
+      const settings = decodeSettings(row.settings)
+      const targets = decodeTargets(row.targets)
+      if (Option.isNone(settings) || Option.isNone(targets)) return undefined
+      const lookup = settingsNeedGeo(settings.value) ? await geoLookup() : undefined
+      return compileRoute(settings.value, targets.value, {
+        linkId: Number(row.id),
+        splitKey,
+        geo: lookup,
+        weight: JSON.stringify(row.settings).length + JSON.stringify(row.targets).length
+      })
+    }
     const unknown = new Lru<true>(options.unknownAliases, options.unknownAliasBytes)
     // Bumped by every eviction: a lookup started before one may hold what the eviction was about.
     let generation = 0
@@ -223,10 +282,18 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       try {
         const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
         const row = rows[0]
+        const smart = row === undefined ? undefined : await smartOf(row)
         const entry: LinkEntry | null =
           row === undefined
             ? null
-            : { id: Number(row.id), active: row.status === "active", redirectUrl: row.redirect_url, redirectType: row.redirect_type, gates: null }
+            : {
+                id: Number(row.id),
+                active: row.status === "active",
+                redirectUrl: row.redirect_url,
+                redirectType: row.redirect_type,
+                ...(smart === undefined ? {} : { smart }),
+                ...gatesOf(row)
+              }
         if (started === generation) {
           if (entry === null) unknown.set(ownCopy(key), true)
           else links.set(ownCopy(key), entry)

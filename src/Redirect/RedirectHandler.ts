@@ -75,7 +75,7 @@ const homepage = (res: ServerResponse, domain: DomainEntry) =>
   domain.homepage === null ? notFound(res) : redirect(res, 302, domain.homepage)
 
 /** Where an expired or used-up link goes: its `expired_url`, else where archived links go. */
-const expired = (res: ServerResponse, domain: DomainEntry, gates: LinkGates | null) =>
+const expired = (res: ServerResponse, domain: DomainEntry, gates: LinkGates | undefined) =>
   gates?.expiredUrl == null ? homepage(res, domain) : redirect(res, 302, gates.expiredUrl)
 
 const methodNotAllowed = (res: ServerResponse) => {
@@ -112,7 +112,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         yield* registerCollector("redirect_cache", () => redirectCacheFamilies(cache.sizes()))
 
         const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, path: string, query: string) => {
-          const gates = link?.gates ?? null
+          const gates = link?.gates
           if (req.method === "POST") {
             if (link?.active !== true || gates?.password == null) return methodNotAllowed(res)
             const back = query === "" ? path : `${path}?${query}`
@@ -120,18 +120,29 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           }
           if (link === null) return unknownAlias(res, domain)
           if (!link.active) return expired(res, domain, gates)
-          let location = link.redirectUrl
+          let ip: string | undefined
+          let target = link.redirectUrl
+          let destinationId: number | null = null
+          if (link.smart !== undefined) {
+            ip = trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"])
+            const chosen = link.smart.choose({ headers: req.headers, ip, query })
+            if (chosen !== undefined) {
+              target = chosen.url
+              destinationId = chosen.id
+            }
+          }
+          let location = target
           let qr = false
           if (query !== "") {
             const visitor = new URLSearchParams(query)
             qr = visitor.get("qr") === "1"
             try {
-              location = withVisitorQuery(link.redirectUrl, visitor)
+              location = withVisitorQuery(target, visitor)
             } catch {
-              location = link.redirectUrl
+              location = target
             }
           }
-          if (gates !== null) {
+          if (gates !== undefined) {
             const destination = location
             const shortUrl = `${domain.hasSsl ? "https" : "http"}://${domain.name}${path}`
             const passage = access.pass(req, res, link.id, gates, () => destination, shortUrl)
@@ -139,28 +150,38 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             if (passage === "answered") return
             if (gates.maxClicks !== null && access.counts(req, gates)) {
               access.take(link.id, gates.maxClicks).then(
-                (allowed) => (allowed ? admit(req, res, domain, link, destination, qr) : expired(res, domain, gates)),
+                (allowed) => (allowed ? admit(req, res, domain, link, destination, qr, destinationId, ip) : expired(res, domain, gates)),
                 () => unavailable(res)
               )
               return
             }
           }
-          admit(req, res, domain, link, location, qr)
+          admit(req, res, domain, link, location, qr, destinationId, ip)
         }
 
-        /** The redirect to the destination, and its click. */
-        const admit = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry, location: string, qr: boolean) => {
+        /** The redirect to the destination, and its click (`ip` when the link's rules needed it already). */
+        const admit = (
+          req: IncomingMessage,
+          res: ServerResponse,
+          domain: DomainEntry,
+          link: LinkEntry,
+          location: string,
+          qr: boolean,
+          destinationId: number | null,
+          ip: string | undefined
+        ) => {
           // A gated link's redirect is not kept by browsers: each visit meets the gates again.
-          redirect(res, link.redirectType, location, link.gates === null ? LINK_CACHE_CONTROL : "no-store")
+          redirect(res, link.redirectType, location, link.gates === undefined ? LINK_CACHE_CONTROL : "no-store")
           if (req.method !== "GET") return
           clicks.enqueue({
             at: Date.now(),
             linkId: link.id,
             domainId: domain.id,
-            ip: trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
+            ip: ip ?? trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
             userAgent: req.headers["user-agent"],
             referer: req.headers.referer,
-            qr
+            qr,
+            destinationId
           })
         }
 

@@ -49,6 +49,9 @@ export class CopyWriter {
     this.int32(4)
     this.int32(value)
   }
+  nullField() {
+    this.int32(-1)
+  }
   boolField(value: boolean) {
     this.int32(1)
     this.buffer[this.at++] = value ? 1 : 0

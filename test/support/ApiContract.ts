@@ -99,5 +99,6 @@ export const BODY_OPERATIONS = [
   "POST /links/validate",
   "POST /{domain_id}/links",
   "PATCH /{domain_id}/links/{link_id}",
-  "POST /tags"
+  "POST /tags",
+  "PUT /{domain_id}/links/{link_id}/settings"
 ]

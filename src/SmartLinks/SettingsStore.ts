@@ -1,0 +1,74 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Option } from "effect"
+import { Passwords } from "../Auth/Passwords.ts"
+import { LinkNotFound, problem } from "../Links/LinkErrors.ts"
+import { orderUtmValues } from "../Links/LinkPatch.ts"
+import { InvalidInput } from "../Platform/Failure.ts"
+import { appendUtmValues } from "../Tags/Utm.ts"
+import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
+import { destinationsOf, Settings, type StoredSettings } from "./SettingsModel.ts"
+import { SettingsRepo } from "./SettingsRepo.ts"
+import { readSettings } from "./SettingsRules.ts"
+
+const answerOf = (settings: StoredSettings, passwordSet: boolean) => new Settings({ ...settings, password_set: passwordSet })
+
+/**
+ * A link's smart settings read and replaced, whoever asks (the API's use cases check the caller
+ * first; the admin CLI does not): the link must not be deleted.
+ */
+export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStore", {
+  effect: Effect.gen(function* () {
+    const repo = yield* SettingsRepo
+    const templates = yield* UtmTemplateRepo
+    const passwords = yield* Passwords
+    const sql = yield* SqlClient.SqlClient
+
+    const show = (linkId: number) =>
+      Effect.gen(function* () {
+        if (Option.isNone(yield* repo.linkOf(linkId))) return yield* Effect.fail(LinkNotFound.of())
+        return Option.match(yield* repo.find(linkId), {
+          onNone: () => answerOf({}, false),
+          onSome: (row) => answerOf(row.settings, row.password_set)
+        })
+      })
+
+    /**
+     * Replaces every setting: the body read against the rules (every problem at once), the password
+     * hashed on the hashing threads, the destinations served with the link's UTM fields entered in
+     * the dictionary; the row written under the link's lock, which announces it to every instance.
+     */
+    const replace = (linkId: number, body: unknown) =>
+      Effect.gen(function* () {
+        const read = readSettings(body, Math.floor((yield* Clock.currentTimeMillis) / 1000))
+        if (Either.isLeft(read)) return yield* Effect.fail(read.left)
+        const { stored, password } = read.right
+        const passwordHash = password === undefined ? null : yield* passwords.hash(password)
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const link = yield* Effect.flatMap(repo.lockLink(linkId), (found) =>
+              Option.isNone(found) ? Effect.fail(LinkNotFound.of()) : Effect.succeed(found.value)
+            )
+            const template =
+              link.template_id === null
+                ? Option.none()
+                : yield* templates.findOnDomain({ accountId: link.account_id, domainId: link.domain_id, id: link.template_id })
+            const codes = Option.match(template, { onNone: () => [], onSome: (found) => found.fields.map((field) => field.field_code) })
+            const utm = orderUtmValues(link.utm_fields, codes)
+            const served: Array<string> = []
+            for (const url of destinationsOf(stored)) {
+              const withUtm = appendUtmValues(url, utm)
+              if (Either.isLeft(withUtm)) {
+                return yield* Effect.fail(new InvalidInput({ problems: [problem(10713, "a destination with the link's UTM fields")] }))
+              }
+              served.push(withUtm.right)
+            }
+            yield* repo.replace({ linkId, settings: stored, targets: yield* repo.targetsOf(served), passwordHash })
+          })
+        )
+        return answerOf(stored, passwordHash !== null)
+      })
+
+    return { show, replace } as const
+  }),
+  dependencies: [SettingsRepo.Default]
+}) {}
