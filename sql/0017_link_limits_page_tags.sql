@@ -15,3 +15,6 @@ CREATE TABLE link_page_tags (
   image       text,
   fetched_at  timestamptz NOT NULL DEFAULT now()
 );
+
+-- The scheduler's sweep looks for links past their settings' `expires_at` (sql/0016).
+CREATE INDEX link_settings_expires_at ON link_settings (((settings->>'expires_at')::bigint)) WHERE (settings->>'expires_at') IS NOT NULL;

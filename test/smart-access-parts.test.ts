@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { pageTags } from "../src/Links/PageTags.ts"
+import { pageTags } from "../src/SmartLinks/PageTags.ts"
 import { escapeHtml, passwordPage, previewPage } from "../src/Redirect/HtmlPages.ts"
 import { passwordAttempts } from "../src/Redirect/PasswordAttempts.ts"
 import { cookieName, PASS_SECONDS, passwordCookies, passwordVersion } from "../src/Redirect/PasswordCookie.ts"

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { call, type TestUser } from "./Http.ts"
 import { visit } from "./Redirects.ts"
@@ -22,3 +23,9 @@ export const postPassword = (host: string, path: string, password: string, heade
 export const FACEBOOK = "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"
 export const SLACK = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"
 export const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0"
+
+/** The argon2id hash a link's password is stored as. */
+export const storedPasswordHash = (linkId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ hash: string }>`SELECT password_hash AS hash FROM link_settings WHERE link_id = ${linkId}`, (rows) => rows[0]!.hash)
+  ).pipe(Effect.orDie)

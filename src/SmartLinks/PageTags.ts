@@ -51,7 +51,7 @@ const imageUrl = (raw: string | null, page: string) => {
  */
 export const pageTags = (html: string, pageUrl: string): PageTags | undefined => {
   const meta = new Map<string, string>()
-  for (const match of html.matchAll(/<meta\b[^>]*>/gi)) {
+  for (const match of html.matchAll(/<meta\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi)) {
     const attributes = attributesOf(match[0])
     const key = (attributes.get("property") ?? attributes.get("name") ?? "").toLowerCase()
     const content = attributes.get("content")
