@@ -10,6 +10,10 @@
  * - fixed rate: for each rate of BENCH_RATES, the reference then the service at that overall rate
  *   (requests evenly spaced by support/PacedLoad.ts, an open-loop generator in a child process) over
  *   BENCH_RATE_CONNECTIONS keep-alive connections.
+ * Every service run is made of the plain links (/l0.., the figures the targets below are about),
+ * then, in the same round or at the same rate, of two smart-link scenarios (issue #24): links with
+ * 10 targeting rules on device, language and country, of which the visitor matches the last
+ * (/r0..), and A/B links splitting 50/50 (/ab0..); each is compared with the plain links.
  *
  * Environment (all optional):
  *   BENCH_SECONDS            length of each saturation run, s (default 10)
@@ -106,6 +110,25 @@ const SETUP_CONCURRENCY = 8
 const USER_AGENT =
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
 const targetOf = (n: number) => `https://example.com/landing/${n}?src=bench`
+/** Links of each smart-link scenario. */
+const SMART_LINKS = 100
+/** 10 rules on device, language and country; the bench's visitor (desktop Chrome, en-US, 127.0.0.1) matches only the last. */
+const rulesOf = (n: number) => {
+  const to = (name: string) => `https://example.com/r${n}/${name}`
+  return [
+    { when: { device: ["mobile"] }, url: to("mobile") },
+    { when: { device: ["tablet"] }, url: to("tablet") },
+    { when: { language: ["fr"] }, url: to("fr") },
+    { when: { language: ["de"] }, url: to("de") },
+    { when: { country: ["FR"] }, url: to("fr-country") },
+    { when: { country: ["DE", "AT", "CH"] }, url: to("dach") },
+    { when: { device: ["mobile"], language: ["en"] }, url: to("mobile-en") },
+    { when: { language: ["es", "pt"] }, url: to("es-pt") },
+    { when: { country: ["US"], device: ["desktop"] }, url: to("us-desktop") },
+    { when: { device: ["desktop"], language: ["en"] }, url: to("desktop-en") }
+  ]
+}
+const variantsOf = (n: number) => [`https://example.com/ab${n}/a`, `https://example.com/ab${n}/b`]
 const CACHE_CONTROL = "private, max-age=90"
 /** Other processes' CPU during a run (the residue of the machine's busy time, kernel threads included), in cores, above which the run is flagged. */
 const OTHERS_WARNING = 0.2
@@ -326,9 +349,13 @@ const spilledLines = async (dataDir: string | undefined) => {
 
 type Server = "reference" | "service"
 type Kind = "warm-up" | "saturation" | "rate"
+/** What a run loads: the reference, or the service's plain links, rules links or A/B links. */
+type Scenario = "reference" | "plain" | "rules" | "ab"
+const SMART_SCENARIOS = ["rules", "ab"] as const
 
 interface Run {
   readonly server: Server
+  readonly scenario: Scenario
   readonly label: string
   readonly kind: Kind
   /** The overall rate asked of autocannon (fixed-rate runs). */
@@ -367,13 +394,15 @@ interface Run {
   readonly interference: string | undefined
 }
 
-// Every connection cycles over the 1,000 aliases (autocannon's `requests` list, in order). Plain
+// Every connection cycles over its scenario's aliases (autocannon's `requests` list, in order). Plain
 // request objects, not setupRequest functions: those would have to be module files in worker mode,
 // and building a request per call costs the generator CPU it shares with the servers on 2 cores.
-const REQUESTS = Array.from({ length: LINKS }, (_, n) => ({ method: "GET" as const, path: `/l${n}` }))
+const requestsOf = (prefix: string, count: number) => Array.from({ length: count }, (_, n) => ({ method: "GET" as const, path: `/${prefix}${n}` }))
 
 interface Target {
   readonly server: Server
+  readonly scenario: Scenario
+  readonly requests: ReadonlyArray<{ readonly method: "GET"; readonly path: string }>
   readonly pid: number
   readonly baseUrl: string
   readonly host: string | undefined
@@ -420,7 +449,7 @@ const saturate = async (target: Target, spec: RunSpec): Promise<Generated> => {
     connections: spec.connections,
     duration: spec.duration,
     headers: { ...HEADERS, ...(target.host === undefined ? {} : { host: target.host }) },
-    requests: REQUESTS
+    requests: [...target.requests]
   })
   const byStatus = result.statusCodeStats as Record<string, { count: number } | undefined>
   const l = result.latency
@@ -447,7 +476,7 @@ const pace = async (target: Target, spec: RunSpec, rate: number): Promise<Genera
     port: Number(url.port),
     hostHeader: target.host ?? url.host,
     headers: HEADERS,
-    paths: REQUESTS.map((request) => request.path),
+    paths: target.requests.map((request) => request.path),
     rate,
     seconds: spec.duration,
     connections: spec.connections,
@@ -515,6 +544,7 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
   const answers = Object.values(byStatus).reduce((sum, count) => sum + count, 0)
   return {
     server: target.server,
+    scenario: target.scenario,
     label: spec.label,
     kind: spec.kind,
     rate: spec.rate,
@@ -550,18 +580,18 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
 }
 
 /** One GET through node:http (fetch may not set Host), checked for the expected 301 and headers. */
-const probe = (baseUrl: string, path: string, host: string | undefined, location: string) =>
+const probe = (baseUrl: string, path: string, host: string | undefined, locations: ReadonlyArray<string>) =>
   new Promise<void>((resolve, reject) => {
     const url = new URL(path, baseUrl)
     const req = request(
       url,
-      { method: "GET", headers: { "user-agent": USER_AGENT, ...(host === undefined ? {} : { host }) } },
+      { method: "GET", headers: { ...HEADERS, ...(host === undefined ? {} : { host }) } },
       (res) => {
         res.resume()
         res.once("end", () => {
           const problems = [
             res.statusCode === 301 ? undefined : `status ${res.statusCode}`,
-            res.headers.location === location ? undefined : `location ${res.headers.location}`,
+            locations.includes(res.headers.location ?? "") ? undefined : `location ${res.headers.location}`,
             res.headers["cache-control"] === CACHE_CONTROL ? undefined : `cache-control ${res.headers["cache-control"]}`
           ].filter((problem) => problem !== undefined)
           if (problems.length === 0) resolve()
@@ -576,11 +606,12 @@ const probe = (baseUrl: string, path: string, host: string | undefined, location
 // ---------------------------------------------------------------------------------------------------
 // Figures
 
-const domainIdOf = (json: unknown): number => {
+/** The id of the first object of an answer (a domain, a link). */
+const idOf = (json: unknown): number => {
   const objects = typeof json === "object" && json !== null && "objects" in json ? json.objects : undefined
   const first: unknown = Array.isArray(objects) ? objects[0] : undefined
   if (typeof first === "object" && first !== null && "id" in first && typeof first.id === "number") return first.id
-  throw new Error(`no domain id in ${JSON.stringify(json).slice(0, 500)}`)
+  throw new Error(`no id in ${JSON.stringify(json).slice(0, 500)}`)
 }
 
 const median = (runs: ReadonlyArray<Run>): Run | undefined => {
@@ -638,7 +669,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   process.stdout.write(`${await machineDescription()}\n`)
   const database = await benchDatabase(cleanup)
   const { service, api, token } = await startAdminService(cleanup, database.env)
-  const domainId = domainIdOf((await requestJson("POST", `${api}/domains`, { token, body: { domain: DOMAIN } })).json)
+  const domainId = idOf((await requestJson("POST", `${api}/domains`, { token, body: { domain: DOMAIN } })).json)
   const setupStarted = Date.now()
   let next = 0
   await Promise.all(
@@ -651,14 +682,32 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       }
     })
   )
+  await Promise.all(
+    Array.from({ length: SETUP_CONCURRENCY }, async (_, worker) => {
+      for (let n = worker; n < SMART_LINKS; n += SETUP_CONCURRENCY) {
+        for (const [alias, settings] of [
+          [`r${n}`, { rules: rulesOf(n) }],
+          [`ab${n}`, { split: variantsOf(n).map((url) => ({ url, weight: 50 })) }]
+        ] as const) {
+          const created = await requestJson("POST", `${api}/${domainId}/links`, {
+            token,
+            body: { url: targetOf(n), alias, override_404_check: 1 }
+          })
+          await requestJson("PUT", `${api}/${domainId}/links/${idOf(created.json)}/settings`, { token, body: settings })
+        }
+      }
+    })
+  )
   const setupMs = Date.now() - setupStarted
   const reference = await startReference(cleanup, await freePort())
 
   // One request each before the load: the right answer, not just a 301. The service's probe is a GET,
   // so it records a click too.
-  await probe(service.baseUrl, "/l42", DOMAIN, targetOf(42))
-  await probe(reference.baseUrl, "/l42", undefined, targetOf(1))
-  const probeClicks = 1
+  await probe(service.baseUrl, "/l42", DOMAIN, [targetOf(42)])
+  await probe(service.baseUrl, "/r42", DOMAIN, [rulesOf(42).at(-1)!.url])
+  await probe(service.baseUrl, "/ab42", DOMAIN, variantsOf(42))
+  await probe(reference.baseUrl, "/l42", undefined, [targetOf(1)])
+  const probeClicks = 3
   const setupMemory = await memoryOf(service.pid)
 
   const databaseUrl = database.env.DATABASE_URL
@@ -674,7 +723,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `saturation: ${connections} connections, ${seconds} s per run, ${rounds} round(s) after a ${warmUpSeconds} s warm-up of each server`,
       `fixed rate: ${rates.length === 0 ? "none" : rates.map((rate) => `${rate}`).join(", ")} req/s, ` +
         `${rateConnections} connections, ${rateSeconds} s per run, the reference then the service at each`,
-      `setup: 1 domain and ${LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +
+      `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), run after the plain links each time`,
+      `setup: 1 domain and ${LINKS + 2 * SMART_LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +
         `service RSS after setup ${mib(setupMemory.rss)} MiB`,
       `load average before: ${loadAverage()}`
     ].join("\n") + "\n\n"
@@ -684,19 +734,33 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     databaseUrl === undefined
       ? undefined
       : { clicks: await countClicks(databaseUrl), wal: await walPosition(databaseUrl), tables: await clickTableBytes(databaseUrl) }
-  const referenceTarget: Target = { server: "reference", pid: reference.pid, baseUrl: reference.baseUrl, host: undefined }
-  const serviceTarget: Target = { server: "service", pid: service.pid, baseUrl: service.baseUrl, host: DOMAIN }
+  const plainRequests = requestsOf("l", LINKS)
+  const referenceTarget: Target = {
+    server: "reference",
+    scenario: "reference",
+    requests: plainRequests,
+    pid: reference.pid,
+    baseUrl: reference.baseUrl,
+    host: undefined
+  }
+  const serviceTarget: Target = { server: "service", scenario: "plain", requests: plainRequests, pid: service.pid, baseUrl: service.baseUrl, host: DOMAIN }
+  const smartTargets: ReadonlyArray<Target> = [
+    { ...serviceTarget, scenario: "rules", requests: requestsOf("r", SMART_LINKS) },
+    { ...serviceTarget, scenario: "ab", requests: requestsOf("ab", SMART_LINKS) }
+  ]
   const runs: Array<Run> = []
   const saturation = (label: string, kind: Kind, duration: number): RunSpec => ({ label, kind, duration, connections })
   if (warmUpSeconds > 0) {
     process.stderr.write("warming up the reference, then the service...\n")
     runs.push(await load(referenceTarget, saturation("reference warm-up", "warm-up", warmUpSeconds), store))
     runs.push(await load(serviceTarget, saturation("service warm-up", "warm-up", warmUpSeconds), store))
+    for (const target of smartTargets) runs.push(await load(target, saturation(`${target.scenario} warm-up`, "warm-up", warmUpSeconds), store))
   }
   for (let round = 1; round <= rounds; round++) {
     process.stderr.write(`round ${round} of ${rounds}: reference, then service...\n`)
     runs.push(await load(referenceTarget, saturation(`reference round ${round}`, "saturation", seconds), store))
     runs.push(await load(serviceTarget, saturation(`service round ${round}`, "saturation", seconds), store))
+    for (const target of smartTargets) runs.push(await load(target, saturation(`${target.scenario} round ${round}`, "saturation", seconds), store))
   }
   for (const rate of rates) {
     process.stderr.write(`${rate} req/s: reference, then service...\n`)
@@ -709,6 +773,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     })
     runs.push(await load(referenceTarget, spec("reference"), store))
     runs.push(await load(serviceTarget, spec("service"), store))
+    for (const target of smartTargets) runs.push(await load(target, { ...spec("service"), label: `${target.scenario} at ${rate} req/s` }, store))
   }
   const referenceMemory = await memoryOf(reference.pid)
   const serviceMemory = await memoryOf(service.pid)
@@ -717,7 +782,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   // The saturation rounds, as before.
   const rounded = runs.filter((r) => r.kind === "saturation")
   const bareRuns = rounded.filter((r) => r.server === "reference")
-  const serviceRuns = rounded.filter((r) => r.server === "service")
+  const serviceRuns = rounded.filter((r) => r.scenario === "plain")
   const bare = median(bareRuns)
   const served = median(serviceRuns)
   const ratio = bare === undefined || served === undefined ? Number.NaN : served.requestsPerSecond / bare.requestsPerSecond
@@ -763,8 +828,13 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   const kinds: Array<Kindred> = []
   if (bare !== undefined) kinds.push({ name: "saturation reference", server: "reference", shown: bare, cost: costOf(bareRuns) })
   if (served !== undefined) kinds.push({ name: "saturation service", server: "service", shown: served, cost: costOf(serviceRuns) })
+  for (const scenario of SMART_SCENARIOS) {
+    const own = rounded.filter((r) => r.scenario === scenario)
+    const middle = median(own)
+    if (middle !== undefined) kinds.push({ name: `saturation ${scenario}`, server: "service", shown: middle, cost: costOf(own) })
+  }
   for (const r of runs.filter((r) => r.kind === "rate")) {
-    kinds.push({ name: `rate ${r.rate} ${r.server}`, server: r.server, shown: r, cost: costOf([r]) })
+    kinds.push({ name: `rate ${r.rate} ${r.scenario === "plain" ? "service" : r.scenario}`, server: r.server, shown: r, cost: costOf([r]) })
   }
   process.stdout.write(
     "summary: speed and latency (saturation: the median round)\n" +
@@ -941,7 +1011,18 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   // Targets.
   const rateForTarget = rates.includes(10_000) ? 10_000 : rates[0]
   const rateReference = runs.find((r) => r.kind === "rate" && r.rate === rateForTarget && r.server === "reference")
-  const rateService = runs.find((r) => r.kind === "rate" && r.rate === rateForTarget && r.server === "service")
+  const rateService = runs.find((r) => r.kind === "rate" && r.rate === rateForTarget && r.scenario === "plain")
+  const smartLines = SMART_SCENARIOS.flatMap((scenario) => {
+    const own = median(rounded.filter((r) => r.scenario === scenario))
+    const throughput = own === undefined || served === undefined ? Number.NaN : own.requestsPerSecond / served.requestsPerSecond
+    const atRate = runs.find((r) => r.kind === "rate" && r.rate === rateForTarget && r.scenario === scenario)?.latency?.p99
+    const plainP99 = rateService?.latency?.p99
+    return [
+      `  ${scenario}: saturation req/s >= 0.9 x the plain links': ${Number.isFinite(throughput) ? throughput.toFixed(3) : "n/a"} ${verdict(throughput >= 0.9)}`,
+      `  ${scenario}: p99 at ${rateForTarget ?? "-"} req/s <= 1.2 x the plain links': ${ms(atRate)} ms vs 1.2 x ${ms(plainP99)} ms ` +
+        (atRate === undefined || plainP99 === undefined ? "n/a" : verdict(atRate <= plainP99 * 1.2))
+    ]
+  })
   const rateLines =
     rateReference === undefined || rateService === undefined
       ? ["  fixed-rate targets: n/a (no fixed-rate runs)"]
@@ -987,6 +1068,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
           : `${ms(worstLoop.max)} ms (${worstLoop.label}; ${loopWindows} one-second windows; warm-up ${ms(warmLoop)} ms, not counted) ` +
             verdict(worstLoop.max < 5)),
       `  saturation service/reference req/s >= 0.65: ${Number.isFinite(ratio) ? ratio.toFixed(3) : "n/a"} ${verdict(ratio >= 0.65)}`,
+      ...smartLines,
       `  every click stored once (stored == answered, after SIGTERM): ${clicksVerdict}`,
       `  PostgreSQL CPU per stored click <= 4.15 µs: ` +
         (perClick === undefined

@@ -9,6 +9,8 @@ const click = (n: number, fields: Partial<RawClick> = {}): RawClick => ({
   userAgent: n % 3 === 0 ? undefined : `Mozilla/5.0 (n ${n})`,
   referer: n % 5 === 0 ? undefined : `https://news.example/${n}`,
   qr: n % 7 === 0,
+  // A smart link's destination on some clicks; the link's own URL (none) on the others.
+  ...(n % 4 === 1 ? { destinationId: 2_147_483_000 + n } : {}),
   ...fields
 })
 

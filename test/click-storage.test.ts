@@ -238,7 +238,14 @@ describe("click storage: migration 0012 keeps the user agents of clicks stored b
           SELECT id, at, link_id, domain_id, decode(ip_hash, 'hex'), country, region, city, device, referrer, user_agent, qr, bot
           FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(id uuid, at timestamptz, link_id bigint, domain_id bigint,
             ip_hash text, country text, region text, city text, device text, referrer text, user_agent text, qr boolean, bot boolean)`
-        yield* sql.withTransaction(sql.unsafe(migrations.find((migration) => migration.id === 12)!.sql))
+        // 0012, and the later ones the repositories below write with.
+        yield* sql.withTransaction(
+          Effect.forEach(
+            migrations.filter((migration) => migration.id >= 12),
+            (migration) => sql.unsafe(migration.sql),
+            { discard: true }
+          )
+        )
         const agents = (yield* storedAgents).map((row) => row.user_agent)
         expect([...agents].sort()).toEqual([...AGENTS].sort())
         const repo = yield* Effect.provide(AnalyticsRepo, AnalyticsRepo.Default)

@@ -4,7 +4,7 @@ import { startService } from "./ServiceProcess.ts"
 
 /** One JSON request during setup; anything but a 2xx answer is an error naming the request. */
 export const requestJson = async (
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "PUT",
   url: string,
   options: { readonly token?: string; readonly body?: unknown } = {}
 ): Promise<{ readonly text: string; readonly json: unknown }> => {

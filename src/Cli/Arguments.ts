@@ -27,6 +27,7 @@ const optionKinds = {
   link: "value",
   owner: "value",
   page: "value",
+  file: "value",
   "password-stdin": "flag",
   on: "flag",
   off: "flag",
@@ -226,6 +227,14 @@ const commands: Readonly<Record<string, CommandSpec>> = {
       })
   },
   "link show": { options: ["link"], build: (given) => Effect.map(given.id("link"), (linkId) => Command.LinkShow({ linkId })) },
+  "link settings": { options: ["link"], build: (given) => Effect.map(given.id("link"), (linkId) => Command.LinkSettings({ linkId })) },
+  "link set-settings": {
+    options: ["link", "file"],
+    build: (given) =>
+      Effect.gen(function* () {
+        return Command.LinkSetSettings({ linkId: yield* given.id("link"), file: yield* given.required("file") })
+      })
+  },
   "domain admin": {
     options: ["user", "domain"],
     build: (given) =>

@@ -39,6 +39,8 @@ export type Command = Data.TaggedEnum<{
   DomainShow: { readonly domainId: number }
   LinkList: { readonly domainId: number; readonly page: number }
   LinkShow: { readonly linkId: number }
+  LinkSettings: { readonly linkId: number }
+  LinkSetSettings: { readonly linkId: number; readonly file: string }
   TokenSecretRotate: {}
   DomainAdmin: { readonly userId: number; readonly domainId: number }
   DomainSsl: { readonly domainId: number; readonly hasSsl: boolean }

@@ -1,4 +1,4 @@
-import { Effect, Layer, Match, Option } from "effect"
+import { Effect, Layer, Match, Option, type ParseResult } from "effect"
 import { Tags } from "../Tags/Tags.ts"
 import type { Group } from "../Groups/Group.ts"
 import { Groups } from "../Groups/Groups.ts"
@@ -19,6 +19,13 @@ import { type Command, PAGE_SIZE } from "./Command.ts"
 import type { Outcome } from "./Outcome.ts"
 import { readPassword } from "./PasswordInput.ts"
 import { record, table } from "./Table.ts"
+import { readFileSync } from "node:fs"
+import type { Settings } from "../SmartLinks/SettingsModel.ts"
+import type { LinkNotFound } from "../Links/LinkErrors.ts"
+import type { InvalidInput } from "../Platform/Failure.ts"
+import type { SqlError } from "@effect/sql/SqlError"
+import { SettingsStore } from "../SmartLinks/SettingsStore.ts"
+import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 
 /**
  * The configured database, migrated, under each command's services only: a command builds what it
@@ -46,6 +53,25 @@ const withInventory = <A, E>(f: (inventory: Inventory) => Effect.Effect<A, E, ne
 
 /** The hashing queue is full: said as the API's error is, code first. */
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
+
+const settingsLayer = SettingsStore.Default.pipe(Layer.provide(Layer.merge(UtmTemplateRepo.Default, passwords)), Layer.provideMerge(database))
+
+/** A link's settings by the store, as `--json` and a record; a missing link, a refused body or a full hashing queue in one line. */
+const withSettings = (
+  linkId: number,
+  f: (store: SettingsStore) => Effect.Effect<Settings, LinkNotFound | InvalidInput | LoginsBusy | SqlError | ParseResult.ParseError>
+) =>
+  Effect.provide(Effect.flatMap(SettingsStore, f), settingsLayer).pipe(
+    Effect.catchTags({
+      LinkNotFound: () => new AdminError({ message: `there is no link ${linkId}` }),
+      InvalidInput: (refused) => new AdminError({ message: refused.problems.map((item) => `${item.code} ${item.message}`).join("; ") }),
+      LoginsBusy: busy
+    }),
+    Effect.map((settings): Outcome => {
+      const json = fieldsOf(settings)
+      return { json, text: JSON.stringify(json, null, 2) }
+    })
+  )
 
 const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited links" : `at most ${linkQuota} links`)
 
@@ -218,6 +244,14 @@ export const execute = (command: DatabaseCommand) =>
       ).pipe(Effect.map(listed("links", page, ["id", "alias", "status", "user_id", "click_count", "created", "url"]))),
 
     LinkShow: ({ linkId }) => withInventory((inventory) => inventory.link(linkId)).pipe(Effect.flatMap(shown(`there is no link ${linkId}`))),
+
+    LinkSettings: ({ linkId }) => withSettings(linkId, (store) => store.show(linkId)),
+
+    LinkSetSettings: ({ file, linkId }) =>
+      Effect.try({
+        try: (): unknown => JSON.parse(readFileSync(file, "utf8")),
+        catch: (error) => new AdminError({ message: `${file} is not a readable JSON file (${error instanceof Error ? error.message : String(error)})` })
+      }).pipe(Effect.flatMap((body) => withSettings(linkId, (store) => store.replace(linkId, body)))),
 
     DomainAdmin: ({ domainId, userId }) =>
       withAccounts((accounts) => accounts.makeDomainAdmin(userId, domainId)).pipe(

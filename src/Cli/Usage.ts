@@ -55,6 +55,11 @@ export const HELP: Readonly<Record<string, Help>> = {
   "domain ssl": { synopsis: "domain ssl --domain ID --on|--off", description: "whether short links of the domain start with https://" },
   "link list": { synopsis: "link list --domain ID [--page N]", description: "every link of the domain, deleted ones too, 50 a page" },
   "link show": { synopsis: "link show --link ID", description: "one link" },
+  "link settings": { synopsis: "link settings --link ID", description: "the link's smart settings (rules, split, limits, preview; password_set, never the password)" },
+  "link set-settings": {
+    synopsis: "link set-settings --link ID --file F",
+    description: "replaces every smart setting of the link with the JSON object in file F (the body of PUT .../settings;\n{} clears them), checked as the API checks it"
+  },
   "utm-template create": {
     synopsis: "utm-template create --domain ID --name N --fields JSON",
     description:

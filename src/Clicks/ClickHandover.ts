@@ -142,7 +142,10 @@ export const unpack = (batch: HandedClicks): Array<RawClick> => {
     const ip = text() ?? ""
     const userAgent = text()
     const referer = text()
-    clicks[i] = { at: time, linkId, domainId, ip, userAgent, referer, qr, destinationId: destination === 0 ? null : destination }
+    clicks[i] =
+      destination === 0
+        ? { at: time, linkId, domainId, ip, userAgent, referer, qr }
+        : { at: time, linkId, domainId, ip, userAgent, referer, qr, destinationId: destination }
   }
   return clicks
 }

@@ -2,6 +2,7 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { loadGeoLookup } from "../Clicks/GeoIp.ts"
+import { boundedMemo } from "../Clicks/ClickSource.ts"
 import { StoredSettings, Target } from "../SmartLinks/SettingsModel.ts"
 import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
 import { DatabasePool } from "../Sql/Database.ts"
@@ -187,15 +188,19 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       (key, link) => keyWeight(key) + link.redirectUrl.length + (link.smart?.weight ?? 0) + (link.gates?.weight ?? 0)
     )
     const { key: secret } = yield* TokenSecret
-    const splitKey = createHmac("sha256", secret).update("smart link split").digest()
+    const splitKey = createHmac("sha256", secret).update("smart link split").digest("hex")
     // Read on the first link whose rules need a place: most processes never hold it on this thread.
     let geo: Promise<GeoLookup> | undefined
 
+    // Addresses repeat within seconds; a lookup costs a few microseconds.
     const geoLookup = () =>
-      (geo ??= loadGeoLookup().catch((error: unknown) => {
-        geo = undefined
-        throw error
-      }))
+      (geo ??= loadGeoLookup().then(
+        (lookup) => boundedMemo(10_000, lookup),
+        (error: unknown) => {
+          geo = undefined
+          throw error
+        }
+      ))
 
     /** The link's settings compiled, if it has rules or a split (a row that does not decode has none). */
     const smartOf = async (row: LinkRow): Promise<SmartRoute | undefined> => {
