@@ -14,6 +14,9 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
     const sql = yield* SqlClient.SqlClient
     const checker = yield* UrlChecker
     const running = yield* FiberSet.make()
+    // Fetches under way finish before the service closes (each within the check's time budget): the
+    // admin CLI saves settings and exits at once.
+    yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(running))
 
     const fetchAndStore = (linkId: number) =>
       Effect.gen(function* () {
