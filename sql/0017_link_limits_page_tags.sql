@@ -1,6 +1,6 @@
 -- Visits of links with `max_clicks`, counted when REDIS_URL is not set: one row per limited link,
--- taken by one conditional UPDATE per human visit (the row lock orders concurrent visits from every
--- instance). Never read per redirect from the clicks table.
+-- moved up under its row lock by the visits each instance has waiting, never past the limit
+-- (src/Redirect/ClickLimits.ts). Never read per redirect from the clicks table.
 CREATE TABLE link_limits (
   link_id bigint PRIMARY KEY REFERENCES links (id) ON DELETE CASCADE,
   used    bigint NOT NULL

@@ -110,7 +110,7 @@ const takeAtOnce = (limits: ClickLimitsService, linkId: number) =>
 
 describe("click counters", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
-    it.effect("200 concurrent takes of a limit of 25 give 24 allowed, one last and 175 exhausted, in PostgreSQL and in Redis", () =>
+    it.effect("concurrent takes of a limit of 25 give 24 allowed and one last, in PostgreSQL (also batched by two counters over three links) and in Redis", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
         const domain = yield* newShortDomain(user)
@@ -123,6 +123,16 @@ describe("click counters", () => {
           expect(turns.filter((turn) => turn === "allowed").length).toBe(24)
           expect(turns.filter((turn) => turn === "last").length).toBe(1)
           expect((yield* Effect.promise(() => limits.take(id, 25)))).toBe("exhausted")
+        }
+        // Two counters (as two instances) batching takes of three links at once.
+        const other = yield* built(ClickLimits.layerDatabase)
+        const ids = [yield* newLink(user, domain.id), yield* newLink(user, domain.id), yield* newLink(user, domain.id)]
+        const turns = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? inDatabase : other).take(ids[i % 3]!, 25).then((turn) => [ids[i % 3]!, turn] as const)))
+        )
+        for (const id of ids) {
+          const own = turns.filter(([link]) => link === id).map(([, turn]) => turn)
+          expect([own.filter((turn) => turn === "allowed").length, own.filter((turn) => turn === "last").length], `link ${id}`).toEqual([24, 1])
         }
       }).pipe(Effect.scoped)
     )

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { AppConfig } from "../Config.ts"
+import type pg from "pg"
 import { DatabasePool } from "../Sql/Database.ts"
 
 /** Whether this visitor is one of the link's `max_clicks`: `last` when it is the final one. */
@@ -21,27 +22,101 @@ const ARCHIVE = {
   text: "UPDATE links SET status = 'archived', modified = now() WHERE id = $1 AND status = 'active'"
 }
 
-/** One statement: the row is locked while it is counted, so concurrent takes on any instance queue on it. */
-const TAKE = {
-  name: "take_link_visit",
-  text: `INSERT INTO link_limits (link_id, used) VALUES ($1, 1)
-         ON CONFLICT (link_id) DO UPDATE SET used = link_limits.used + 1 WHERE link_limits.used < $2
-         RETURNING used`
+const ENSURE_ROWS = {
+  name: "ensure_link_limits",
+  text: "INSERT INTO link_limits (link_id, used) SELECT unnest($1::bigint[]), 0 ON CONFLICT (link_id) DO NOTHING"
+}
+
+/**
+ * One statement for every visit waiting, of any number of links: each row is locked (in link order,
+ * so instances cannot deadlock) and read as it is now, then moved up by the visits asked for, at
+ * most to the limit. `before` and `after` tell which visits got a turn.
+ */
+const TAKE_MANY = {
+  name: "take_link_visits",
+  text: `WITH want AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS w (link_id, n, max)),
+         locked AS (
+           SELECT l.link_id, l.used FROM link_limits l JOIN want w ON w.link_id = l.link_id
+           WHERE l.used < w.max ORDER BY l.link_id FOR UPDATE OF l)
+         UPDATE link_limits l SET used = least(locked.used + w.n, w.max)
+         FROM locked JOIN want w ON w.link_id = locked.link_id
+         WHERE l.link_id = locked.link_id
+         RETURNING l.link_id, locked.used AS before, l.used AS after`
+}
+
+interface Waiting {
+  readonly max: number
+  readonly visits: Array<{ readonly resolve: (turn: Turn) => void; readonly reject: (error: unknown) => void }>
+}
+
+/**
+ * Takes in PostgreSQL: the visits that arrive while a statement is under way wait for the next one,
+ * so a busy instance sends one statement at a time whatever the rate.
+ */
+const databaseCounter = (pool: pg.Pool) => {
+  let waiting = new Map<number, Waiting>()
+  let running = false
+  // Links whose row this instance knows to exist.
+  const known = new Set<number>()
+
+  const send = async (batch: Map<number, Waiting>) => {
+    const ids = [...batch.keys()]
+    const fresh = ids.filter((id) => !known.has(id))
+    if (fresh.length > 0) await pool.query({ ...ENSURE_ROWS, values: [fresh] })
+    if (known.size > 100_000) known.clear()
+    for (const id of fresh) known.add(id)
+    const { rows } = await pool.query<{ link_id: string | number; before: string | number; after: string | number }>({
+      ...TAKE_MANY,
+      values: [ids, ids.map((id) => batch.get(id)!.visits.length), ids.map((id) => batch.get(id)!.max)]
+    })
+    const granted = new Map(rows.map((row) => [Number(row.link_id), { before: Number(row.before), after: Number(row.after) }]))
+    for (const [id, { max, visits }] of batch) {
+      const range = granted.get(id)
+      visits.forEach((visit, i) => {
+        const used = range === undefined || range.before + i + 1 > range.after ? undefined : range.before + i + 1
+        visit.resolve(turnOf(used, max))
+      })
+    }
+  }
+
+  const flush = () => {
+    if (running || waiting.size === 0) return
+    running = true
+    const batch = waiting
+    waiting = new Map()
+    send(batch)
+      .catch((error: unknown) => {
+        for (const { visits } of batch.values()) for (const visit of visits) visit.reject(error)
+      })
+      .finally(() => {
+        running = false
+        flush()
+      })
+  }
+
+  return (linkId: number, max: number) =>
+    new Promise<Turn>((resolve, reject) => {
+      let entry = waiting.get(linkId)
+      if (entry === undefined) {
+        entry = { max, visits: [] }
+        waiting.set(linkId, entry)
+      }
+      entry.visits.push({ resolve, reject })
+      if (!running) setImmediate(flush)
+    })
 }
 
 /**
  * Counters of `max_clicks` links. With REDIS_URL, an INCR per visit (one round trip; a Redis that does
  * not answer within 250 ms fails the visit rather than let it be counted twice or not at all); without,
- * one UPDATE of the link's `link_limits` row in PostgreSQL. Only limited links call either.
+ * the link's `link_limits` row in PostgreSQL, the visits waiting on an instance taken by one
+ * statement. Only limited links call either.
  */
 export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLimitsService>() {
   static readonly layerDatabase = Layer.effect(
     ClickLimits,
     Effect.map(DatabasePool, ({ pool }) => ({
-      take: async (linkId, max) => {
-        const { rows } = await pool.query<{ used: string | number }>({ ...TAKE, values: [linkId, max] })
-        return turnOf(rows[0] === undefined ? undefined : Number(rows[0].used), max)
-      },
+      take: databaseCounter(pool),
       archive: async (linkId) => {
         await pool.query({ ...ARCHIVE, values: [linkId] })
       }
