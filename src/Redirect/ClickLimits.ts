@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { Redis } from "ioredis"
 import { AppConfig } from "../Config.ts"
+import { scopedRedis } from "../Platform/RedisClient.ts"
 import type pg from "pg"
 import { DatabasePool } from "../Sql/Database.ts"
 
@@ -128,23 +128,7 @@ export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLi
       ClickLimits,
       Effect.gen(function* () {
         const { pool } = yield* DatabasePool
-        const redis = yield* Effect.acquireRelease(
-          Effect.sync(
-            () =>
-              new Redis(Redacted.value(url), {
-                enableOfflineQueue: false,
-                maxRetriesPerRequest: 0,
-                connectTimeout: 1000,
-                commandTimeout: 250,
-                retryStrategy: (attempts: number) => Math.min(500 * 2 ** Math.min(attempts - 1, 6), 30_000)
-              })
-          ),
-          (redis) =>
-            Effect.promise(async () => {
-              if (redis.status === "ready") await redis.quit().catch(() => undefined)
-            }).pipe(Effect.ensuring(Effect.sync(() => redis.disconnect())))
-        )
-        redis.on("error", () => undefined)
+        const redis = yield* scopedRedis(url)
         // Link ids are per database: deployments (and test databases) sharing a Redis keep apart.
         const database = yield* Effect.promise(() => pool.query<{ name: string }>("SELECT current_database() AS name"))
         const prefix = `links:visits:${database.rows[0]!.name}:`
