@@ -10,15 +10,15 @@ import { ClickLog } from "../src/Clicks/ClickLog.ts"
 import { serverClient } from "../src/Sql/Database.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { newLink } from "./support/Fixtures.ts"
-import { call, newUser, numberAt, stringAt, timed, within } from "./support/Http.ts"
+import { call, newUser, numberAt, timed, within } from "./support/Http.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
-import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
-import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
-import { BaseUrl, TestServer } from "./support/TestServer.ts"
+import { exitWithin, removeTempDirs, type ServiceProcess } from "./support/ServiceProcess.ts"
+import { testServerUrl } from "./support/TestDatabase.ts"
+import { TestServer } from "./support/TestServer.ts"
+import { on, twoInstances } from "./support/TwoInstances.ts"
 
 afterAll(removeTempDirs)
 
-const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
 
 /** A user, a short domain and its links "steady" (`id`, to be cached) and "cold" (never visited). */
 const steadyAndCold = Effect.gen(function* () {
@@ -209,24 +209,7 @@ describe("two instances on one database", () => {
     "a change on one is seen by the other within a second; SIGTERM writes every click before exit",
     () =>
       Effect.gen(function* () {
-        const { url } = yield* scopedServerDatabase(testServerUrl!, "links_two")
-        const env = {
-          DATABASE_URL: url,
-          TOKEN_SECRET: "shared secret of both instances",
-          ADMIN_EMAIL: "two@example.org",
-          ADMIN_PASSWORD: "a long operator password 42",
-          RATE_LIMIT_PER_SECOND: "100000",
-          RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
-          LOG_LEVEL: "warning"
-        }
-        const a = yield* spawnService({ ...env, DATA_DIR: tempDir() })
-        yield* waitReady(a)
-        const b = yield* spawnService({ ...env, DATA_DIR: tempDir() })
-        yield* waitReady(b)
-        const login = yield* call("POST", "/api/v4/access_token", {
-          body: { email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD }
-        }).pipe(on(a))
-        const token = stringAt(login.body, "access_token")
+        const { url, a, b, token } = yield* twoInstances(testServerUrl!, "links_two")
         const domain = yield* call("POST", "/api/v4/domains", { token, body: { domain: "two.example" } }).pipe(on(a))
         const domainId = numberAt(domain.body, "objects", 0, "id")
         let answered = 0

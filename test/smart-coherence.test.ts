@@ -1,14 +1,12 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { call, numberAt, stringAt, within } from "./support/Http.ts"
+import { call, numberAt, within } from "./support/Http.ts"
 import { visit } from "./support/Redirects.ts"
-import { removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
-import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
-import { BaseUrl } from "./support/TestServer.ts"
+import { removeTempDirs, type ServiceProcess } from "./support/ServiceProcess.ts"
+import { testServerUrl } from "./support/TestDatabase.ts"
+import { on, twoInstances } from "./support/TwoInstances.ts"
 
 afterAll(removeTempDirs)
-
-const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
 
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
@@ -17,22 +15,7 @@ describe("smart-link settings on two instances", () => {
     "rules changed on one instance are obeyed by the other within a second",
     () =>
       Effect.gen(function* () {
-        const { url } = yield* scopedServerDatabase(testServerUrl!, "links_smart_two")
-        const env = {
-          DATABASE_URL: url,
-          TOKEN_SECRET: "shared secret of both instances",
-          ADMIN_EMAIL: "smart@example.org",
-          ADMIN_PASSWORD: "a long operator password 42",
-          RATE_LIMIT_PER_SECOND: "100000",
-          RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
-          LOG_LEVEL: "warning"
-        }
-        const a = yield* spawnService({ ...env, DATA_DIR: tempDir() })
-        yield* waitReady(a)
-        const b = yield* spawnService({ ...env, DATA_DIR: tempDir() })
-        yield* waitReady(b)
-        const login = yield* call("POST", "/api/v4/access_token", { body: { email: env.ADMIN_EMAIL, password: env.ADMIN_PASSWORD } }).pipe(on(a))
-        const token = stringAt(login.body, "access_token")
+        const { a, b, token } = yield* twoInstances(testServerUrl!, "links_smart_two")
         const domain = yield* call("POST", "/api/v4/domains", { token, body: { domain: "smart-two.example" } }).pipe(on(a))
         const domainId = numberAt(domain.body, "objects", 0, "id")
         const created = yield* call("POST", `/api/v4/${domainId}/links`, {

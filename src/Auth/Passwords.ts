@@ -71,8 +71,9 @@ export class Passwords extends Effect.Service<Passwords>()("Passwords", {
     const dummyHash = yield* limited(LOCAL, (thread) => thread.hash("dummy password that never matches anything")).pipe(Effect.orDie)
 
     return {
-      /** A new password's hash (the admin CLI, the first start). */
-      hash: (password: string) => limited(LOCAL, (thread) => thread.hash(password)).pipe(Effect.withSpan("password.hash")),
+      /** A new password's hash (the admin CLI, the first start; a smart link's, for a client `network`). */
+      hash: (password: string, network: string = LOCAL) =>
+        limited(network, (thread) => thread.hash(password)).pipe(Effect.withSpan("password.hash")),
       /**
        * Whether `password` matches `stored`, for a login from `network` (`ClientIp.clientNetwork`);
        * with `stored` undefined, the same work against the dummy and false.

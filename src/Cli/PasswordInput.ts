@@ -38,11 +38,12 @@ const typed = (question: string) =>
         value = char === "\u007f" || char === "\b" ? value.slice(0, -1) : value + char
       }
     }
-    process.stderr.write(question)
+    // Echo off before the question: what is typed as soon as it shows must not be echoed.
     input.setRawMode(true)
     input.setEncoding("utf8")
     input.on("data", onData)
     input.resume()
+    process.stderr.write(question)
     return Effect.sync(stop)
   })
 

@@ -6,6 +6,7 @@ import { viewerOf } from "../Links/LinkAccess.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { LinkRepo } from "../Links/LinkRepo.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
+import { ClientNetwork } from "../Platform/ClientIp.ts"
 import { SettingsRepo } from "./SettingsRepo.ts"
 import { SettingsStore } from "./SettingsStore.ts"
 
@@ -32,7 +33,10 @@ export class Settings extends Effect.Service<Settings>()("Settings", {
       Effect.zipRight(visibleLink(caller, domainId, linkId), store.show(linkId)).pipe(orDieOnInfrastructure)
 
     const put = (caller: Caller, domainId: number, linkId: number, body: unknown) =>
-      Effect.zipRight(visibleLink(caller, domainId, linkId), store.replace(linkId, body)).pipe(orDieOnInfrastructure)
+      Effect.zipRight(
+        visibleLink(caller, domainId, linkId),
+        Effect.flatMap(ClientNetwork, (network) => store.replace(linkId, body, network))
+      ).pipe(orDieOnInfrastructure)
 
     /** Clicks and unique visitors per destination served, over a window, with the rules of the link reports. */
     const destinations = (caller: Caller, domainId: number, linkId: number, bounds: WindowBounds) =>

@@ -36,15 +36,16 @@ export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStor
 
     /**
      * Replaces every setting: the body read against the rules (every problem at once), the password
-     * hashed on the hashing threads, the destinations served with the link's UTM fields entered in
+     * hashed on the hashing threads (as a request of the client `network`: a flood from one network
+     * waits or is refused, not the others), the destinations served with the link's UTM fields entered in
      * the dictionary; the row written under the link's lock, which announces it to every instance.
      */
-    const replace = (linkId: number, body: unknown) =>
+    const replace = (linkId: number, body: unknown, network?: string) =>
       Effect.gen(function* () {
         const read = readSettings(body, Math.floor((yield* Clock.currentTimeMillis) / 1000))
         if (Either.isLeft(read)) return yield* Effect.fail(read.left)
         const { stored, password } = read.right
-        const passwordHash = password === undefined ? null : yield* passwords.hash(password)
+        const passwordHash = password === undefined ? null : yield* passwords.hash(password, network)
         yield* sql.withTransaction(
           Effect.gen(function* () {
             const link = yield* Effect.flatMap(repo.lockLink(linkId), (found) =>

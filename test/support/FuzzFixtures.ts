@@ -97,6 +97,14 @@ export const validBody = (endpoint: Endpoint, f: Fixtures, user: TestUser): unkn
       return [{ op: "replace", path: "/notes", value: "kept" }]
     case "tags.createTag":
       return { domain_id: f.domainA, name: `tag${++tagSerial}` }
+    case "smartLinks.putSettings":
+      return {
+        rules: [{ when: { device: ["mobile"], language: ["en"] }, url: "https://example.com/m" }],
+        split: [
+          { url: "https://example.com/a", weight: 40 },
+          { url: "https://example.com/b", weight: 60 }
+        ]
+      }
     default:
       throw new Error(`no valid body known for ${endpoint.id}: add one`)
   }
