@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { cookieName, passwordCookies, passwordVersion } from "../src/Redirect/PasswordCookie.ts"
 import { newLink } from "./support/Fixtures.ts"
@@ -110,6 +111,17 @@ describe("password links", () => {
         expect(Number(refused.headers["retry-after"])).toBeGreaterThan(50)
         expect(refused.headers["set-cookie"]).toBeUndefined()
         expect((yield* postPassword(link.host, link.path, PASSWORD, { "x-forwarded-for": randomClient() })).status).toBe(303)
+      })
+    )
+
+    it.effect("on a domain with SSL the pass is Secure", () =>
+      Effect.gen(function* () {
+        const link = yield* passwordLink
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE domains SET has_ssl = true WHERE id = ${link.domain.id}`
+        const right = yield* postPassword(link.host, link.path, PASSWORD, { "x-forwarded-for": randomClient() })
+        expect(right.status).toBe(303)
+        expect(String(right.headers["set-cookie"])).toMatch(/; HttpOnly; SameSite=Lax; Secure$/)
       })
     )
 
