@@ -129,6 +129,20 @@ export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLi
       Effect.gen(function* () {
         const { pool } = yield* DatabasePool
         const redis = yield* scopedRedis(url)
+        // Commands are never queued: the first visits would fail while it connects (at most 1 s).
+        yield* Effect.async<void>((resume) => {
+          const ready = () => {
+            clearTimeout(timer)
+            redis.off("ready", ready)
+            resume(Effect.void)
+          }
+          const timer = setTimeout(ready, 1000)
+          redis.once("ready", ready)
+          return Effect.sync(() => {
+            clearTimeout(timer)
+            redis.off("ready", ready)
+          })
+        })
         // Link ids are per database: deployments (and test databases) sharing a Redis keep apart.
         const database = yield* Effect.promise(() => pool.query<{ name: string }>("SELECT current_database() AS name"))
         const prefix = `links:visits:${database.rows[0]!.name}:`
