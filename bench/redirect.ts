@@ -11,9 +11,11 @@
  *   (requests evenly spaced by support/PacedLoad.ts, an open-loop generator in a child process) over
  *   BENCH_RATE_CONNECTIONS keep-alive connections.
  * Every service run is made of the plain links (/l0.., the figures the targets below are about),
- * then, in the same round or at the same rate, of two smart-link scenarios (issue #24): links with
+ * then, in the same round or at the same rate, of three smart-link scenarios (issue #24): links with
  * 10 targeting rules on device, language and country, of which the visitor matches the last
- * (/r0..), and A/B links splitting 50/50 (/ab0..); each is compared with the plain links.
+ * (/r0..), A/B links splitting 50/50 (/ab0..), and click-limited links (/c0.., a limit never
+ * reached: every visit is counted, in PostgreSQL since the bench sets no REDIS_URL); each is
+ * compared with the plain links.
  *
  * Environment (all optional):
  *   BENCH_SECONDS            length of each saturation run, s (default 10)
@@ -350,8 +352,10 @@ const spilledLines = async (dataDir: string | undefined) => {
 type Server = "reference" | "service"
 type Kind = "warm-up" | "saturation" | "rate"
 /** What a run loads: the reference, or the service's plain links, rules links or A/B links. */
-type Scenario = "reference" | "plain" | "rules" | "ab"
-const SMART_SCENARIOS = ["rules", "ab"] as const
+type Scenario = "reference" | "plain" | "rules" | "ab" | "limited"
+const SMART_SCENARIOS = ["rules", "ab", "limited"] as const
+/** The click-limited links' limit: the largest accepted, never reached by a run. */
+const UNREACHED_LIMIT = 1_000_000_000_000
 
 interface Run {
   readonly server: Server
@@ -580,7 +584,7 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
 }
 
 /** One GET through node:http (fetch may not set Host), checked for the expected 301 and headers. */
-const probe = (baseUrl: string, path: string, host: string | undefined, locations: ReadonlyArray<string>) =>
+const probe = (baseUrl: string, path: string, host: string | undefined, locations: ReadonlyArray<string>, cacheControl = CACHE_CONTROL) =>
   new Promise<void>((resolve, reject) => {
     const url = new URL(path, baseUrl)
     const req = request(
@@ -592,7 +596,7 @@ const probe = (baseUrl: string, path: string, host: string | undefined, location
           const problems = [
             res.statusCode === 301 ? undefined : `status ${res.statusCode}`,
             locations.includes(res.headers.location ?? "") ? undefined : `location ${res.headers.location}`,
-            res.headers["cache-control"] === CACHE_CONTROL ? undefined : `cache-control ${res.headers["cache-control"]}`
+            res.headers["cache-control"] === cacheControl ? undefined : `cache-control ${res.headers["cache-control"]}`
           ].filter((problem) => problem !== undefined)
           if (problems.length === 0) resolve()
           else reject(new Error(`GET ${path} (Host ${host ?? url.host}) answered ${problems.join(", ")}`))
@@ -687,7 +691,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       for (let n = worker; n < SMART_LINKS; n += SETUP_CONCURRENCY) {
         for (const [alias, settings] of [
           [`r${n}`, { rules: rulesOf(n) }],
-          [`ab${n}`, { split: variantsOf(n).map((url) => ({ url, weight: 50 })) }]
+          [`ab${n}`, { split: variantsOf(n).map((url) => ({ url, weight: 50 })) }],
+          [`c${n}`, { max_clicks: UNREACHED_LIMIT }]
         ] as const) {
           const created = await requestJson("POST", `${api}/${domainId}/links`, {
             token,
@@ -706,8 +711,10 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   await probe(service.baseUrl, "/l42", DOMAIN, [targetOf(42)])
   await probe(service.baseUrl, "/r42", DOMAIN, [rulesOf(42).at(-1)!.url])
   await probe(service.baseUrl, "/ab42", DOMAIN, variantsOf(42))
+  // A click-limited link's redirect is not kept by browsers: every visit is counted.
+  await probe(service.baseUrl, "/c42", DOMAIN, [targetOf(42)], "no-store")
   await probe(reference.baseUrl, "/l42", undefined, [targetOf(1)])
-  const probeClicks = 3
+  const probeClicks = 4
   const setupMemory = await memoryOf(service.pid)
 
   const databaseUrl = database.env.DATABASE_URL
@@ -723,8 +730,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `saturation: ${connections} connections, ${seconds} s per run, ${rounds} round(s) after a ${warmUpSeconds} s warm-up of each server`,
       `fixed rate: ${rates.length === 0 ? "none" : rates.map((rate) => `${rate}`).join(", ")} req/s, ` +
         `${rateConnections} connections, ${rateSeconds} s per run, the reference then the service at each`,
-      `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), run after the plain links each time`,
-      `setup: 1 domain and ${LINKS + 2 * SMART_LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +
+      `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), ${SMART_LINKS} click-limited links (/c0..), run after the plain links each time`,
+      `setup: 1 domain and ${LINKS + SMART_SCENARIOS.length * SMART_LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +
         `service RSS after setup ${mib(setupMemory.rss)} MiB`,
       `load average before: ${loadAverage()}`
     ].join("\n") + "\n\n"
@@ -746,7 +753,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   const serviceTarget: Target = { server: "service", scenario: "plain", requests: plainRequests, pid: service.pid, baseUrl: service.baseUrl, host: DOMAIN }
   const smartTargets: ReadonlyArray<Target> = [
     { ...serviceTarget, scenario: "rules", requests: requestsOf("r", SMART_LINKS) },
-    { ...serviceTarget, scenario: "ab", requests: requestsOf("ab", SMART_LINKS) }
+    { ...serviceTarget, scenario: "ab", requests: requestsOf("ab", SMART_LINKS) },
+    { ...serviceTarget, scenario: "limited", requests: requestsOf("c", SMART_LINKS) }
   ]
   const runs: Array<Run> = []
   const saturation = (label: string, kind: Kind, duration: number): RunSpec => ({ label, kind, duration, connections })

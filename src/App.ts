@@ -65,6 +65,7 @@ import { RedirectHandler } from "./Redirect/RedirectHandler.ts"
 import { Webhooks } from "./Webhooks/Webhooks.ts"
 import { WebhooksHttpLive } from "./Webhooks/WebhooksHttp.ts"
 import { Dispatcher } from "./Webhooks/Dispatcher.ts"
+import { ClickLimits } from "./Redirect/ClickLimits.ts"
 import { Settings } from "./SmartLinks/Settings.ts"
 import { SettingsHttpLive } from "./SmartLinks/SettingsHttp.ts"
 
@@ -128,6 +129,7 @@ const apiLayer = HttpApiBuilder.api(Api).pipe(
 
 /** The redirect hot path and the click pipeline behind it (its writer on a thread of its own); the CLI does without them. */
 const redirectLayer = RedirectHandler.layer().pipe(
+  Layer.provideMerge(ClickLimits.layer),
   Layer.provideMerge(ClickLog.layer()),
   Layer.provideMerge(ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
 )

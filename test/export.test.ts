@@ -17,7 +17,7 @@ import { at, call, codes, newUser, type Reply, type TestUser, within } from "./s
 import { holdLocks, waitingOnLocks } from "./support/Locks.ts"
 import { documentedCodes, openApiDocuments } from "./support/OpenApiShapes.ts"
 import { makeTestDatabase, testServerUrl } from "./support/TestDatabase.ts"
-import { BaseUrl, TestServer } from "./support/TestServer.ts"
+import { BaseUrl, TestServer, TestServerOn } from "./support/TestServer.ts"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -233,7 +233,7 @@ describe("the OpenAPI documents list the exports under their own tag, with the c
 const database = testServerUrl === undefined ? embeddedClient(dataDir) : makeTestDatabase()
 
 describe("exports (extension)", () => {
-  layer(TestServer({ DATA_DIR: dataDir }, LogLevel.Warning, database), { excludeTestServices: true })((it) => {
+  layer(TestServerOn(database, { DATA_DIR: dataDir }, LogLevel.Warning), { excludeTestServices: true })((it) => {
     it.effect("links.csv: every link of the domain that is not deleted, by id, as E6 shows it, quoted and neutralised", () =>
       Effect.gen(function* () {
         const admin = yield* newUser()

@@ -31,6 +31,7 @@ import type { LinkNotFound } from "../Links/LinkErrors.ts"
 import type { InvalidInput } from "../Platform/Failure.ts"
 import type { SqlError } from "@effect/sql/SqlError"
 import { SettingsStore } from "../SmartLinks/SettingsStore.ts"
+import { UrlChecker } from "../Links/UrlChecker.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 
 /**
@@ -77,7 +78,7 @@ const withInventory = <A, E>(f: (inventory: Inventory) => Effect.Effect<A, E, ne
 /** The hashing queue is full: said as the API's error is, code first. */
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
 
-const settingsLayer = SettingsStore.Default.pipe(Layer.provide(Layer.merge(UtmTemplateRepo.Default, passwords)), Layer.provideMerge(database))
+const settingsLayer = SettingsStore.Default.pipe(Layer.provide(Layer.mergeAll(UtmTemplateRepo.Default, passwords, UrlChecker.layer)), Layer.provideMerge(database))
 
 /** A link's settings by the store, as `--json` and a record; a missing link, a refused body or a full hashing queue in one line. */
 const withSettings = (

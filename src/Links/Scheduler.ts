@@ -6,7 +6,8 @@ import { databaseOutage } from "../Platform/Outage.ts"
 export const SWEEP_INTERVAL = "15 seconds"
 
 /**
- * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted`;
+ * Moves links whose `archive_on` or `delete_on` has come to `archived` or `deleted`, and links past
+ * their settings' `expires_at` to `archived` (those visited meanwhile are archived by the redirect);
  * an archived link given a `delete_on` (E12) is deleted when it comes.
  * One UPDATE per sweep: with several instances sweeping at once, row locks let each link move once.
  */
@@ -22,6 +23,9 @@ export class Scheduler extends Effect.Service<Scheduler>()("Scheduler", {
         SET status = CASE WHEN delete_on <= to_timestamp(${now}) THEN 'deleted' ELSE 'archived' END, modified = now()
         WHERE (status = 'active' AND coalesce(archive_on, delete_on) <= to_timestamp(${now}))
            OR (status = 'archived' AND delete_on <= to_timestamp(${now}))
+           OR (status = 'active' AND id IN (
+                 SELECT link_id FROM link_settings
+                 WHERE (settings->>'expires_at') IS NOT NULL AND (settings->>'expires_at')::bigint <= ${now}))
         RETURNING id, status`
     })
 

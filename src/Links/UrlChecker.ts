@@ -44,6 +44,11 @@ export interface UrlCheckerOptions {
 
 export interface UrlCheckerService {
   readonly check: (url: string) => Effect.Effect<UrlCheckResult>
+  /**
+   * The first `maxBytes` of the HTML page at `url` (GET, redirects followed), under the same address
+   * policy and time budget as the check; `undefined` for anything else, refused or unreachable.
+   */
+  readonly html: (url: string, maxBytes: number) => Effect.Effect<string | undefined>
 }
 
 export const DEFAULT_TIMEOUT_MS = 3000
@@ -79,6 +84,8 @@ export interface Target {
 interface Answer {
   readonly status: number
   readonly location: string | undefined
+  /** The start of an HTML body, when one was asked for and the answer is a 200 `text/html`. */
+  readonly html?: string
 }
 
 /**
@@ -136,8 +143,8 @@ export const requestTo = (
     onResponse
   )
 
-/** Sends one request and keeps only the status and `Location`; the body is never read. */
-const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, UrlUnreachable> =>
+/** Sends one request and keeps only the status and `Location`, and up to `htmlBytes` of an HTML body. */
+const send = (target: Target, method: "HEAD" | "GET", htmlBytes = 0): Effect.Effect<Answer, UrlUnreachable> =>
   Effect.async<Answer, UrlUnreachable>((resume) => {
     let settled = false
     const settle = (result: Effect.Effect<Answer, UrlUnreachable>) => {
@@ -148,9 +155,27 @@ const send = (target: Target, method: "HEAD" | "GET"): Effect.Effect<Answer, Url
     const request = requestTo(target, method, { "user-agent": USER_AGENT, accept: "*/*" }, (response) => {
       response.on("error", () => undefined)
       const location = response.headers.location
-      settle(Effect.succeed({ status: response.statusCode ?? 0, location }))
-      response.destroy()
-      request.destroy()
+      const status = response.statusCode ?? 0
+      const html = htmlBytes > 0 && status === 200 && /^text\/html\b/i.test(response.headers["content-type"] ?? "")
+      if (!html) {
+        settle(Effect.succeed({ status, location }))
+        response.destroy()
+        request.destroy()
+        return
+      }
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const done = () => {
+        settle(Effect.succeed({ status, location, html: Buffer.concat(chunks).subarray(0, htmlBytes).toString("utf8") }))
+        response.destroy()
+        request.destroy()
+      }
+      response.on("data", (chunk: Buffer) => {
+        chunks.push(chunk)
+        size += chunk.length
+        if (size >= htmlBytes) done()
+      })
+      response.on("end", done)
     })
     request.on("error", (error) =>
       settle(Effect.fail(new UrlUnreachable({ url: target.url.href, reason: `${method}: ${error.message}` })))
@@ -226,7 +251,35 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
       }
     })
 
+  const fetchHtml = (start: URL, maxBytes: number): Effect.Effect<string | undefined, UrlUnreachable | AddressRefused> =>
+    Effect.gen(function* () {
+      let url = start
+      for (let redirects = 0; redirects <= maxRedirects; redirects++) {
+        const answer = yield* send(yield* target(url), "GET", maxBytes)
+        if (answer.html !== undefined) return answer.html
+        const next = redirectTarget(url, answer)
+        if (next === undefined) return undefined
+        url = next
+      }
+      return undefined
+    })
+
   return {
+    html: (raw, maxBytes) =>
+      Effect.suspend(() => {
+        const url = parseUrl(raw)
+        if (url === undefined) return Effect.succeed(undefined)
+        return fetchHtml(url, maxBytes).pipe(
+          Effect.timeoutFail({
+            duration: timeoutMs,
+            onTimeout: () => new UrlUnreachable({ url: raw, reason: `no answer within ${timeoutMs} ms` })
+          }),
+          Effect.catchAll((error) =>
+            Effect.logDebug("preview tags not fetched", error._tag).pipe(Effect.annotateLogs("url", error.url), Effect.as(undefined))
+          ),
+          Effect.withSpan("preview_fetch", { attributes: { "url.full": url.href } })
+        )
+      }),
     check: (raw) =>
       Effect.suspend(() => {
         const url = parseUrl(raw)

@@ -1,8 +1,8 @@
 import { Clock, Context, Effect, Either, Layer, Option, Redacted } from "effect"
-import { Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { makeOutage } from "./Outage.ts"
+import { scopedRedis } from "./RedisClient.ts"
 
 /** Calls per second: per client network (RATE_LIMIT_PER_SECOND), per access token (RATE_LIMIT_PER_TOKEN_PER_SECOND). */
 export interface Quotas {
@@ -45,29 +45,8 @@ export class RateLimiter extends Context.Tag("RateLimiter")<
     Layer.scoped(
       RateLimiter,
       Effect.gen(function* () {
-        const redis = yield* Effect.acquireRelease(
-          Effect.sync(
-            () =>
-              new Redis(Redacted.value(url), {
-                enableOfflineQueue: false,
-                maxRetriesPerRequest: 0,
-                connectTimeout: 1000,
-                commandTimeout: 250,
-                lazyConnect: false,
-                // Reconnects after 0.5 s, then twice as long each time, at most every 30 s.
-                retryStrategy: (attempts: number) => Math.min(500 * 2 ** Math.min(attempts - 1, 6), 30_000)
-              })
-          ),
-          // `quit` fails while Redis is unreachable and leaves ioredis reconnecting for ever.
-          (redis) =>
-            Effect.promise(async () => {
-              if (redis.status === "ready") await redis.quit().catch(() => undefined)
-            }).pipe(
-              Effect.ensuring(Effect.sync(() => redis.disconnect()))
-            )
-        )
+        const redis = yield* scopedRedis(url)
         const outage = makeOutage("redis", "Redis (rate limits counted in process meanwhile)")
-        redis.on("error", () => undefined)
         const fallback = memoryWindow()
         return limiter(quotas, (keys, now) =>
           Effect.gen(function* () {

@@ -8,10 +8,13 @@ import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
+import { compileGates, type LinkGates } from "./LinkGates.ts"
 
 export interface DomainEntry {
   readonly id: number
+  readonly name: string
   readonly active: boolean
+  readonly hasSsl: boolean
   readonly homepage: string | null
   readonly url404: string | null
 }
@@ -23,6 +26,8 @@ export interface LinkEntry {
   readonly redirectType: number
   /** The link's rules and split, compiled; absent for a link without (which then pays nothing for them). */
   readonly smart?: SmartRoute
+  /** Its password, limit, expiry and preview; absent for a link without any. */
+  readonly gates?: LinkGates
 }
 
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
@@ -118,6 +123,12 @@ interface LinkRow {
   /** The link's smart settings and their served targets, null for a link without (sql/0016). */
   settings: unknown
   targets: unknown
+  password_hash: string | null
+  /** Preview tags taken from the destination page (sql/0017), null without. */
+  tag_title: string | null
+  tag_description: string | null
+  tag_image: string | null
+  tags_taken: boolean
 }
 
 interface DomainRow {
@@ -126,18 +137,22 @@ interface DomainRow {
   status: string
   homepage: string | null
   url_404: string | null
+  has_ssl: boolean
 }
 
 const LINK_QUERY = {
   name: "redirect_link",
-  text: `SELECT l.id, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets
-         FROM links l LEFT JOIN link_settings s ON s.link_id = l.id
+  text: `SELECT l.id, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets, s.password_hash,
+                t.title AS tag_title, t.description AS tag_description, t.image AS tag_image, t.link_id IS NOT NULL AS tags_taken
+         FROM links l LEFT JOIN link_settings s ON s.link_id = l.id LEFT JOIN link_page_tags t ON t.link_id = l.id
          WHERE l.domain_id = $1 AND lower(l.alias) = $2 AND l.status <> 'deleted'`
 }
 
 const toDomain = (row: DomainRow): DomainEntry => ({
   id: Number(row.id),
+  name: row.domain,
   active: row.status === "active",
+  hasSsl: row.has_ssl,
   homepage: row.homepage,
   url404: row.url_404
 })
@@ -146,6 +161,14 @@ export class QueryTimeout extends Error {}
 
 const decodeSettings = Schema.decodeUnknownOption(StoredSettings)
 const decodeTargets = Schema.decodeUnknownOption(Schema.Array(Target))
+
+/** The link's password, limit, expiry and preview, when it has any of them. */
+const gatesOf = (row: LinkRow): { readonly gates?: LinkGates } => {
+  const settings = row.settings === null ? undefined : Option.getOrUndefined(decodeSettings(row.settings))
+  const taken = row.tags_taken ? { title: row.tag_title, description: row.tag_description, image: row.tag_image } : null
+  const gates = compileGates(settings, row.password_hash, taken)
+  return gates === undefined ? {} : { gates }
+}
 
 /**
  * Domains by host (all of them, loaded at start: they are few) and links by domain and lower-cased
@@ -162,7 +185,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     const links = new Lru<LinkEntry>(
       options.links,
       options.linkBytes,
-      (key, link) => keyWeight(key) + link.redirectUrl.length + (link.smart?.weight ?? 0)
+      (key, link) => keyWeight(key) + link.redirectUrl.length + (link.smart?.weight ?? 0) + (link.gates?.weight ?? 0)
     )
     const { dataKey } = yield* TokenSecret
     const splitKey = createHmac("sha256", dataKey).update("smart link split").digest("hex")
@@ -215,7 +238,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       const version = (domainVersions.get(name) ?? 0) + 1
       domainVersions.set(name, version)
       const { rows } = await pool.query<DomainRow>(
-        "SELECT id, domain, status, homepage, url_404 FROM domains WHERE domain = $1 AND status <> 'deleted'",
+        "SELECT id, domain, status, homepage, url_404, has_ssl FROM domains WHERE domain = $1 AND status <> 'deleted'",
         [name]
       )
       if (domainVersions.get(name) !== version) return
@@ -226,7 +249,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     }
 
     const loadAllDomains = async () => {
-      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404 FROM domains WHERE status <> 'deleted'")
+      const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404, has_ssl FROM domains WHERE status <> 'deleted'")
       domains = new Map(rows.map((row) => [row.domain, toDomain(row)]))
     }
 
@@ -273,7 +296,8 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
                 active: row.status === "active",
                 redirectUrl: row.redirect_url,
                 redirectType: row.redirect_type,
-                ...(smart === undefined ? {} : { smart })
+                ...(smart === undefined ? {} : { smart }),
+                ...gatesOf(row)
               }
         if (started === generation) {
           if (entry === null) unknown.set(ownCopy(key), true)

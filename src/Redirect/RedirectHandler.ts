@@ -9,6 +9,8 @@ import { recordRedirect, recordRedirectCacheHit, recordRedirectCacheMiss } from 
 import { registerCollector } from "../Platform/Collectors.ts"
 import { redirectCacheFamilies } from "../Platform/CacheMetrics.ts"
 import { type DomainEntry, type LinkEntry, makeRedirectCache, redirectCacheDefaults, type RedirectCacheOptions } from "./RedirectCache.ts"
+import { makeSmartAccess, smartAccessDeps } from "./SmartAccess.ts"
+import type { LinkGates } from "./LinkGates.ts"
 
 /** Paths of the API on every host: probes of a balancer may name any. */
 const PROBE_PATHS = new Set(["/healthz", "/readyz"])
@@ -72,6 +74,23 @@ const unknownAlias = (res: ServerResponse, domain: DomainEntry) =>
 const homepage = (res: ServerResponse, domain: DomainEntry) =>
   domain.homepage === null ? notFound(res) : redirect(res, 302, domain.homepage)
 
+/** Where an expired or used-up link goes: its `expired_url`, else where archived links go. */
+const expired = (res: ServerResponse, domain: DomainEntry, gates: LinkGates | undefined) =>
+  gates?.expiredUrl == null ? homepage(res, domain) : redirect(res, 302, gates.expiredUrl)
+
+const methodNotAllowed = (res: ServerResponse) => {
+  res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
+  res.end("Method Not Allowed\n")
+  recordRedirect(405)
+}
+
+const unavailable = (res: ServerResponse) => {
+  if (res.headersSent) return
+  res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+  res.end(UNAVAILABLE)
+  recordRedirect(503)
+}
+
 export interface RedirectHandlerService {
   /** Answers the request if its Host is a registered domain and its path is not the API's; tells whether it did. */
   readonly handle: PreHandler
@@ -89,11 +108,18 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         const { trustProxy } = yield* AppConfig
         const clicks = yield* ClickLog
         const cache = yield* makeRedirectCache(options)
+        const access = makeSmartAccess(yield* smartAccessDeps)
         yield* registerCollector("redirect_cache", () => redirectCacheFamilies(cache.sizes()))
 
-        const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, query: string) => {
+        const answer = (req: IncomingMessage, res: ServerResponse, domain: DomainEntry, link: LinkEntry | null, path: string, query: string) => {
+          const gates = link?.gates
+          if (req.method === "POST") {
+            if (link?.active !== true || gates?.password == null) return methodNotAllowed(res)
+            const back = query === "" ? path : `${path}?${query}`
+            return access.answerForm(req, res, link.id, gates.password.hash, gates.password.version, domain.hasSsl, back)
+          }
           if (link === null) return unknownAlias(res, domain)
-          if (!link.active) return homepage(res, domain)
+          if (!link.active) return expired(res, domain, gates)
           let ip: string | undefined
           let target = link.redirectUrl
           let destinationId: number | null = null
@@ -116,7 +142,36 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
               location = target
             }
           }
-          redirect(res, link.redirectType, location, LINK_CACHE_CONTROL)
+          if (gates !== undefined) {
+            const destination = location
+            const shortUrl = `${domain.hasSsl ? "https" : "http"}://${domain.name}${path}`
+            const passage = access.pass(req, res, link.id, gates, () => destination, shortUrl)
+            if (passage === "expired") return expired(res, domain, gates)
+            if (passage === "answered") return
+            if (gates.maxClicks !== null && access.counts(req, gates)) {
+              access.take(link.id, gates.maxClicks).then(
+                (allowed) => (allowed ? admit(req, res, domain, link, destination, qr, destinationId, ip) : expired(res, domain, gates)),
+                () => unavailable(res)
+              )
+              return
+            }
+          }
+          admit(req, res, domain, link, location, qr, destinationId, ip)
+        }
+
+        /** The redirect to the destination, and its click (`ip` when the link's rules needed it already). */
+        const admit = (
+          req: IncomingMessage,
+          res: ServerResponse,
+          domain: DomainEntry,
+          link: LinkEntry,
+          location: string,
+          qr: boolean,
+          destinationId: number | null,
+          ip: string | undefined
+        ) => {
+          // A gated link's redirect is not kept by browsers: each visit meets the gates again.
+          redirect(res, link.redirectType, location, link.gates === undefined ? LINK_CACHE_CONTROL : "no-store")
           if (req.method !== "GET") return
           clicks.enqueue({
             at: Date.now(),
@@ -137,10 +192,9 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           const mark = url.indexOf("?")
           const path = mark === -1 ? url : url.slice(0, mark)
           if (((path === "/api" || path.startsWith("/api/")) && !API_HOST_ONLY.has(path)) || PROBE_PATHS.has(path)) return false
-          if (req.method !== "GET" && req.method !== "HEAD") {
-            res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
-            res.end("Method Not Allowed\n")
-            recordRedirect(405)
+          // POST is the password form's answer; which links take it is known once the link is.
+          if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "POST") {
+            methodNotAllowed(res)
             return true
           }
           if (!domain.active) {
@@ -148,30 +202,27 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             return true
           }
           if (path === "/") {
-            homepage(res, domain)
+            if (req.method === "POST") methodNotAllowed(res)
+            else homepage(res, domain)
             return true
           }
           const alias = aliasOf(path)
           if (alias === undefined) {
-            unknownAlias(res, domain)
+            if (req.method === "POST") methodNotAllowed(res)
+            else unknownAlias(res, domain)
             return true
           }
           const query = mark === -1 ? "" : url.slice(mark + 1)
           const cached = cache.cached(domain.id, alias)
           if (cached !== undefined) {
             recordRedirectCacheHit()
-            answer(req, res, domain, cached, query)
+            answer(req, res, domain, cached, path, query)
             return true
           }
           recordRedirectCacheMiss()
           cache.load(domain.id, alias).then(
-            (link) => answer(req, res, domain, link, query),
-            () => {
-              if (res.headersSent) return
-              res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-              res.end(UNAVAILABLE)
-              recordRedirect(503)
-            }
+            (link) => answer(req, res, domain, link, path, query),
+            () => unavailable(res)
           )
           return true
         }

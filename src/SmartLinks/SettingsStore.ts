@@ -7,6 +7,7 @@ import { InvalidInput } from "../Platform/Failure.ts"
 import { appendUtmValues } from "../Tags/Utm.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 import { destinationsOf, Settings, type StoredSettings } from "./SettingsModel.ts"
+import { PreviewTags } from "./PreviewTags.ts"
 import { SettingsRepo } from "./SettingsRepo.ts"
 import { readSettings } from "./SettingsRules.ts"
 
@@ -21,6 +22,7 @@ export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStor
     const repo = yield* SettingsRepo
     const templates = yield* UtmTemplateRepo
     const passwords = yield* Passwords
+    const previews = yield* PreviewTags
     const sql = yield* SqlClient.SqlClient
 
     const show = (linkId: number) =>
@@ -66,10 +68,11 @@ export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStor
             yield* repo.replace({ linkId, settings: stored, targets: yield* repo.targetsOf(served), passwordHash })
           })
         )
+        yield* previews.settingsSaved(linkId, stored.og === undefined && (Object.keys(stored).length > 0 || passwordHash !== null))
         return answerOf(stored, passwordHash !== null)
       })
 
     return { show, replace } as const
   }),
-  dependencies: [SettingsRepo.Default]
+  dependencies: [SettingsRepo.Default, PreviewTags.Default]
 }) {}

@@ -18,14 +18,14 @@ export const newShortDomain = (user: TestUser, settings: { homepage?: string; ur
 export const visit = (
   host: string,
   path: string,
-  options: { readonly method?: string; readonly headers?: Record<string, string> } = {}
+  options: { readonly method?: string; readonly headers?: Record<string, string>; readonly body?: string } = {}
 ) =>
   Effect.flatMap(
     rawRequest({
       method: options.method ?? "GET",
       path,
       headers: { host, ...options.headers },
-      chunks: [],
+      chunks: options.body === undefined ? [] : [options.body],
       end: true
     }),
     (outcome) => {

@@ -1,4 +1,6 @@
 import { HttpServer } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Logger, LogLevel } from "effect"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -6,6 +8,7 @@ import { join } from "node:path"
 import { coreLayer, httpLayer } from "../../src/App.ts"
 import { Shutdown } from "../../src/Platform/Shutdown.ts"
 import { AppConfig } from "../../src/Config.ts"
+import type { DatabasePool } from "../../src/Sql/Database.ts"
 import { makeTestDatabase } from "./TestDatabase.ts"
 
 export class BaseUrl extends Context.Tag("test/BaseUrl")<BaseUrl, string>() {}
@@ -22,10 +25,14 @@ const baseUrlLayer = Layer.effect(
  * given one), with its services exposed to the test. Rate limiting is lifted unless the test sets
  * it. Logs below `logLevel` are dropped.
  */
-export const TestServer = (
+export const TestServer = (env: Record<string, string> = {}, logLevel: LogLevel.LogLevel = LogLevel.Warning) =>
+  TestServerOn(makeTestDatabase(), env, logLevel)
+
+/** The same over the given database: instances over one database see each other's changes. */
+export const TestServerOn = <R>(
+  database: Layer.Layer<SqlClient.SqlClient | DatabasePool, SqlError, R>,
   env: Record<string, string> = {},
-  logLevel: LogLevel.LogLevel = LogLevel.Warning,
-  database: ReturnType<typeof makeTestDatabase> = makeTestDatabase()
+  logLevel: LogLevel.LogLevel = LogLevel.Warning
 ) =>
   baseUrlLayer.pipe(
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),

@@ -1,0 +1,57 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, FiberSet } from "effect"
+import { PAGE_TAG_BYTES, pageTags } from "./PageTags.ts"
+import { UrlChecker } from "../Links/UrlChecker.ts"
+
+/**
+ * Preview tags taken from a link's destination: fetched once, in the background, through the 404
+ * check's address policy, time budget and redirect limit, the page read up to PAGE_TAG_BYTES. A page
+ * without tags (or no page) forgets what an earlier fetch found. Stored in `link_page_tags` and
+ * announced like a change of the link.
+ */
+export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
+  scoped: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checker = yield* UrlChecker
+    const running = yield* FiberSet.make()
+    // Fetches under way finish before the service closes (each within the check's time budget): the
+    // admin CLI saves settings and exits at once.
+    yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(running))
+
+    const fetchAndStore = (linkId: number) =>
+      Effect.gen(function* () {
+        const links = yield* sql<{ url: string }>`SELECT redirect_url AS url FROM links WHERE id = ${linkId}`
+        const url = links[0]?.url
+        const html = url === undefined ? undefined : yield* checker.html(url, PAGE_TAG_BYTES)
+        const tags = html === undefined || url === undefined ? undefined : pageTags(html, url)
+        if (tags === undefined) return yield* forget(linkId)
+        yield* sql`
+          INSERT INTO link_page_tags (link_id, title, description, image)
+          VALUES (${linkId}, ${tags.title}, ${tags.description}, ${tags.image})
+          ON CONFLICT (link_id) DO UPDATE
+          SET title = excluded.title, description = excluded.description, image = excluded.image, fetched_at = now()`
+        yield* announce(linkId)
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("preview tags of a destination not stored", cause)),
+        Effect.annotateLogs("link_id", linkId)
+      )
+
+    const announce = (linkId: number) =>
+      sql`SELECT pg_notify('links_changes', 'l:' || domain_id || ':' || lower(alias)) FROM links WHERE id = ${linkId}`
+
+    /** Forgets the tags taken for the link, if there were any. */
+    const forget = (linkId: number) =>
+      Effect.flatMap(sql<{ link_id: number }>`DELETE FROM link_page_tags WHERE link_id = ${linkId} RETURNING link_id`, (gone) =>
+        gone.length === 0 ? Effect.void : Effect.asVoid(announce(linkId))
+      )
+
+    return {
+      /**
+       * After a link's settings were saved: without `og` of their own (and not cleared), its
+       * destination's tags are taken in the background; otherwise any taken before are forgotten.
+       */
+      settingsSaved: (linkId: number, takeFromDestination: boolean) =>
+        takeFromDestination ? FiberSet.run(running, fetchAndStore(linkId)).pipe(Effect.asVoid) : forget(linkId)
+    }
+  })
+}) {}

@@ -1,0 +1,169 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { Scheduler } from "../src/Links/Scheduler.ts"
+import { ClickLimits, type ClickLimitsService } from "../src/Redirect/ClickLimits.ts"
+import { type DatabasePool, serverClient } from "../src/Sql/Database.ts"
+import { newLink } from "./support/Fixtures.ts"
+import { call, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
+import { randomClient, redisReachable, testRedisUrl } from "./support/RateWindow.ts"
+import { newShortDomain, visit } from "./support/Redirects.ts"
+import { FACEBOOK, FIREFOX, putSettings } from "./support/SmartLinks.ts"
+import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+import { BaseUrl, TestServer, TestServerOn } from "./support/TestServer.ts"
+
+const DESTINATION = "https://dest.example/offer"
+const EXPIRED = "https://dest.example/sold-out"
+
+class SecondInstance extends Context.Tag("test/SecondInstance")<SecondInstance, string>() {}
+
+/** Two whole instances over one new database (the second built after the first has migrated it). */
+const twoInstances = (env: Record<string, string>) =>
+  Layer.unwrapScoped(
+    Effect.map(scopedServerDatabase(testServerUrl!, "links_limits"), ({ url }) => {
+      const database = () => serverClient(Redacted.make(url), { maxConnections: 10, applicationName: "links-test" })
+      const second = Layer.scoped(SecondInstance, Effect.map(Layer.build(TestServerOn(database(), env)), Context.get(BaseUrl)))
+      return Layer.provideMerge(second, TestServerOn(database(), env))
+    })
+  )
+
+const onSecond = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SecondInstance, (url) => Effect.provideService(effect, BaseUrl, url))
+
+const human = () => ({ "user-agent": FIREFOX, "x-forwarded-for": randomClient() })
+
+const linkOf = (user: TestUser, domainId: number, linkId: number) =>
+  Effect.map(call("GET", `/api/v4/${domainId}/links/${linkId}`, { token: user.token }), (reply) => ({
+    status: stringAt(reply.body, "objects", 0, "status"),
+    modified: numberAt(reply.body, "objects", 0, "modified")
+  }))
+
+/** `visitors` human GETs at once, alternating between the instances: how many reached the destination, and where the rest went. */
+const rush = (host: string, path: string, visitors: number) =>
+  Effect.map(
+    Effect.all(
+      Array.from({ length: visitors }, (_, i) => {
+        const request = visit(host, path, { headers: human() })
+        return i % 2 === 0 ? request : onSecond(request)
+      }),
+      { concurrency: "unbounded" }
+    ),
+    (replies) => ({
+      reached: replies.filter((reply) => reply.status === 301 && reply.headers.location === DESTINATION).length,
+      others: [...new Set(replies.filter((reply) => reply.headers.location !== DESTINATION).map((reply) => `${reply.status} ${reply.headers.location}`))]
+    })
+  )
+
+const exactlyAcrossInstances = Effect.gen(function* () {
+  const user = yield* newUser()
+  const domain = yield* newShortDomain(user)
+  const alias = `limited${Date.now().toString(36)}`
+  const id = yield* newLink(user, domain.id, { url: DESTINATION, alias })
+  yield* putSettings(user, domain.id, id, { max_clicks: 25, expired_url: EXPIRED })
+  const before = yield* linkOf(user, domain.id, id)
+  // `modified` is in whole seconds.
+  yield* Effect.sleep(1100)
+  const { reached, others } = yield* rush(domain.name, `/${alias}`, 120)
+  expect(reached).toBe(25)
+  expect(others).toEqual([`302 ${EXPIRED}`])
+  const after = yield* linkOf(user, domain.id, id)
+  expect(after.status).toBe("archived")
+  expect(after.modified).toBeGreaterThan(before.modified)
+  const late = yield* onSecond(visit(domain.name, `/${alias}`, { headers: human() }))
+  expect([late.status, late.headers.location]).toEqual([302, EXPIRED])
+})
+
+const notCounted = Effect.gen(function* () {
+  const user = yield* newUser()
+  const domain = yield* newShortDomain(user, { homepage: "https://home.example/" })
+  const alias = `few${Date.now().toString(36)}`
+  const id = yield* newLink(user, domain.id, { url: DESTINATION, alias })
+  yield* putSettings(user, domain.id, id, { max_clicks: 2 })
+  for (let i = 0; i < 3; i++) {
+    expect((yield* visit(domain.name, `/${alias}`, { method: "HEAD", headers: human() })).status).toBe(301)
+    expect((yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })).headers.location).toBe(DESTINATION)
+  }
+  expect((yield* visit(domain.name, `/${alias}`, { headers: human() })).headers.location).toBe(DESTINATION)
+  expect((yield* onSecond(visit(domain.name, `/${alias}`, { headers: human() }))).headers.location).toBe(DESTINATION)
+  const third = yield* visit(domain.name, `/${alias}`, { headers: human() })
+  expect([third.status, third.headers.location]).toEqual([302, "https://home.example/"])
+})
+
+const redisUp = await redisReachable(testRedisUrl)
+
+describe.runIf(testServerUrl !== undefined)("max_clicks across two instances counted in PostgreSQL", () => {
+  layer(twoInstances({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("120 concurrent visitors of a link limited to 25: exactly 25 reach it, the rest its expired_url; the link is archived", () => exactlyAcrossInstances)
+    it.effect("HEAD and bots do not count", () => notCounted)
+  })
+})
+
+describe.runIf(testServerUrl !== undefined && redisUp)("max_clicks across two instances counted in Redis", () => {
+  layer(twoInstances({ TRUST_PROXY: "127.0.0.1", REDIS_URL: testRedisUrl }), { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("120 concurrent visitors of a link limited to 25: exactly 25 reach it, the rest its expired_url; the link is archived", () => exactlyAcrossInstances)
+    it.effect("HEAD and bots do not count", () => notCounted)
+  })
+})
+
+/** 200 takes at once of a limit of 25 through `limits`: the turns they got. */
+const takeAtOnce = (limits: ClickLimitsService, linkId: number) =>
+  Effect.promise(() => Promise.all(Array.from({ length: 200 }, () => limits.take(linkId, 25))))
+
+describe("click counters", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("concurrent takes of a limit of 25 give 24 allowed and one last, in PostgreSQL (also batched by two counters over three links) and in Redis", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const built = (limits: Layer.Layer<ClickLimits, never, DatabasePool>) => Effect.map(Layer.build(limits), Context.get(ClickLimits))
+        const inDatabase = yield* built(ClickLimits.layerDatabase)
+        const onRedis = yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl)))
+        for (const limits of redisUp ? [inDatabase, onRedis] : [inDatabase]) {
+          const id = yield* newLink(user, domain.id)
+          const turns = yield* takeAtOnce(limits, id)
+          expect(turns.filter((turn) => turn === "allowed").length).toBe(24)
+          expect(turns.filter((turn) => turn === "last").length).toBe(1)
+          expect((yield* Effect.promise(() => limits.take(id, 25)))).toBe("exhausted")
+        }
+        // Two counters (as two instances) batching takes of three links at once.
+        const other = yield* built(ClickLimits.layerDatabase)
+        const ids = [yield* newLink(user, domain.id), yield* newLink(user, domain.id), yield* newLink(user, domain.id)]
+        const turns = yield* Effect.promise(() =>
+          Promise.all(Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? inDatabase : other).take(ids[i % 3]!, 25).then((turn) => [ids[i % 3]!, turn] as const)))
+        )
+        for (const id of ids) {
+          const own = turns.filter(([link]) => link === id).map(([, turn]) => turn)
+          expect([own.filter((turn) => turn === "allowed").length, own.filter((turn) => turn === "last").length], `link ${id}`).toEqual([24, 1])
+        }
+      }).pipe(Effect.scoped)
+    )
+  })
+})
+
+describe("expires_at", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
+    it.effect("a link redirects until expires_at, then goes to its expired_url (or the homepage) and is archived, visited or not", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user, { homepage: "https://home.example/" })
+        const stamp = Date.now().toString(36)
+        const visited = yield* newLink(user, domain.id, { url: DESTINATION, alias: `soon${stamp}` })
+        const plain = yield* newLink(user, domain.id, { url: DESTINATION, alias: `plain${stamp}` })
+        const unvisited = yield* newLink(user, domain.id, { url: DESTINATION, alias: `quiet${stamp}` })
+        const at = Math.floor(Date.now() / 1000) + 2
+        yield* putSettings(user, domain.id, visited, { expires_at: at, expired_url: EXPIRED })
+        yield* putSettings(user, domain.id, plain, { expires_at: at })
+        yield* putSettings(user, domain.id, unvisited, { expires_at: at })
+        expect((yield* visit(domain.name, `/soon${stamp}`, { headers: human() })).headers.location).toBe(DESTINATION)
+        yield* Effect.sleep(at * 1000 - Date.now() + 100)
+        const late = yield* visit(domain.name, `/soon${stamp}`, { headers: human() })
+        expect([late.status, late.headers.location]).toEqual([302, EXPIRED])
+        const lateHome = yield* visit(domain.name, `/plain${stamp}`, { headers: human() })
+        expect([lateHome.status, lateHome.headers.location]).toEqual([302, "https://home.example/"])
+        yield* Effect.sleep(300)
+        expect((yield* linkOf(user, domain.id, visited)).status).toBe("archived")
+        yield* (yield* Scheduler).sweep
+        expect((yield* linkOf(user, domain.id, unvisited)).status).toBe("archived")
+      })
+    )
+  })
+})

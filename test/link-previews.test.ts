@@ -1,0 +1,98 @@
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { newLink } from "./support/Fixtures.ts"
+import { newUser, within } from "./support/Http.ts"
+import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
+import { FACEBOOK, FIREFOX, putSettings, SLACK } from "./support/SmartLinks.ts"
+import { TestServer } from "./support/TestServer.ts"
+
+const HOSTILE_TITLE = `"><script>alert('owned')</script>`
+const CRAWLERS = [
+  FACEBOOK,
+  SLACK,
+  "Twitterbot/1.0",
+  "LinkedInBot/1.0 (compatible; Mozilla/5.0; Apache-HttpClient +http://www.linkedin.com)",
+  "Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)",
+  "WhatsApp/2.23.20.0 A",
+  "TelegramBot (like TwitterBot)"
+]
+const PEOPLE = [
+  FIREFOX,
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+]
+
+/** A local page with preview tags of its own, closed with the scope. */
+const destinationPage = Effect.acquireRelease(
+  Effect.async<{ url: string; close: () => void }>((resume) => {
+    const server = createServer((_, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      res.end(`<!doctype html><html><head><title>Fallback</title>
+        <meta property="og:title" content="Spring &amp; &quot;Summer&quot; sale">
+        <meta property="og:description" content="<b>Everything</b> must go">
+        <meta property="og:image" content="/cards/sale.png"></head><body>hi</body></html>`)
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resume(Effect.succeed({ url: `http://127.0.0.1:${port}/sale`, close: () => server.close() }))
+    })
+  }),
+  (server) => Effect.sync(server.close)
+)
+
+describe("social previews", () => {
+  layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {
+    it.effect("crawlers get escaped Open Graph and Twitter tags and a refresh to the destination; people get the redirect", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const alias = `card${Date.now().toString(36)}`
+        const id = yield* newLink(user, domain.id, { url: "https://dest.example/?a=1&b=2", alias })
+        yield* putSettings(user, domain.id, id, {
+          og: { title: HOSTILE_TITLE, description: `It's <i>"great"</i>`, image: "https://img.example/card.png?size=large&v=2" }
+        })
+        for (const agent of CRAWLERS) {
+          const page = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": agent } })
+          expect(page.status, agent).toBe(200)
+          expect(page.headers["content-type"]).toBe("text/html; charset=utf-8")
+          expect(page.headers.location).toBeUndefined()
+          expect(page.text).not.toContain("<script>")
+          expect(page.text).toContain(`<meta property="og:title" content="&quot;&gt;&lt;script&gt;alert(&#39;owned&#39;)&lt;/script&gt;">`)
+          expect(page.text).toContain(`<meta property="og:description" content="It&#39;s &lt;i&gt;&quot;great&quot;&lt;/i&gt;">`)
+          expect(page.text).toContain(`<meta property="og:image" content="https://img.example/card.png?size=large&amp;v=2">`)
+          expect(page.text).toContain(`<meta property="og:url" content="http://${domain.name}/${alias}">`)
+          expect(page.text).toContain(`<meta name="twitter:card" content="summary_large_image">`)
+          expect(page.text).toContain(`<meta http-equiv="refresh" content="0;url=https://dest.example/?a=1&amp;b=2">`)
+        }
+        for (const agent of PEOPLE) {
+          const redirect = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": agent } })
+          expect([redirect.status, redirect.headers.location], agent).toEqual([301, "https://dest.example/?a=1&b=2"])
+        }
+        const clicks = yield* clicksOf(id)
+        expect(clicks.filter((click) => !click.bot).length).toBe(PEOPLE.length)
+      })
+    )
+
+    it.effect("without og, the tags are taken once from the destination page when the settings are saved", () =>
+      Effect.gen(function* () {
+        const page = yield* destinationPage
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const alias = `taken${Date.now().toString(36)}`
+        const id = yield* newLink(user, domain.id, { url: page.url, alias })
+        const plain = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
+        expect([plain.status, plain.headers.location]).toEqual([301, page.url])
+        yield* putSettings(user, domain.id, id, { max_clicks: 1000 })
+        const preview = visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
+        expect(yield* within(5000, Effect.map(preview, (reply) => reply.status === 200))).toBeLessThan(5000)
+        const card = yield* preview
+        expect(card.text).toContain(`<meta property="og:title" content="Spring &amp; &quot;Summer&quot; sale">`)
+        expect(card.text).toContain(`<meta property="og:description" content="&lt;b&gt;Everything&lt;/b&gt; must go">`)
+        expect(card.text).toContain(`<meta property="og:image" content="${page.url.replace("/sale", "/cards/sale.png")}">`)
+        const person = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FIREFOX } })
+        expect([person.status, person.headers.location]).toEqual([301, page.url])
+      }).pipe(Effect.scoped)
+    )
+  })
+})
