@@ -1,4 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -150,6 +151,23 @@ describe("social previews", () => {
         expect(page.gets.slice(fetched).filter((path) => path === "/autumn?own")).toEqual([])
         yield* crawlerSees(domain.name, own, (reply) => reply.text.includes(`content="Mine"`) && reply.text.includes("/autumn?own"))
       }).pipe(Effect.scoped)
+    )
+
+    it.effect("og:url is the link's short link, built when the link is loaded: the alias as stored, the domain's scheme as it is now", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const alias = `Card${Date.now().toString(36)}`
+        const id = yield* newLink(user, domain.id, { url: "https://dest.example/", alias })
+        yield* putSettings(user, domain.id, id, { og: { title: "Cased" } })
+        for (const asked of [alias, alias.toUpperCase(), alias.toLowerCase()]) {
+          const page = yield* visit(domain.name, `/${asked}`, { headers: { "user-agent": FACEBOOK } })
+          expect(page.text, asked).toContain(`<meta property="og:url" content="http://${domain.name}/${alias}">`)
+        }
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE domains SET has_ssl = true WHERE id = ${domain.id}`
+        yield* crawlerSees(domain.name, alias.toLowerCase(), (reply) => reply.text.includes(`<meta property="og:url" content="https://${domain.name}/${alias}">`))
+      })
     )
   })
 })
