@@ -62,6 +62,16 @@ const crawlerSees = (host: string, alias: string, check: (reply: { status: numbe
     expect(yield* within(5000, Effect.map(visits, check))).toBeLessThan(5000)
   })
 
+/** A new user's domain and a link of it to `url`, its alias starting with `prefix`. */
+const linkTo = (url: string, prefix: string) =>
+  Effect.gen(function* () {
+    const user = yield* newUser()
+    const domain = yield* newShortDomain(user)
+    const alias = `${prefix}${Date.now().toString(36)}`
+    const id = yield* newLink(user, domain.id, { url, alias })
+    return { user, domain, alias, id }
+  })
+
 describe("social previews", () => {
   layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {
     it.effect("crawlers get escaped Open Graph and Twitter tags and a refresh to the destination; people get the redirect", () =>
@@ -98,10 +108,7 @@ describe("social previews", () => {
     it.effect("without og, the tags are taken once from the destination page when the settings are saved", () =>
       Effect.gen(function* () {
         const page = yield* destinationPage
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const alias = `taken${Date.now().toString(36)}`
-        const id = yield* newLink(user, domain.id, { url: page.url, alias })
+        const { user, domain, alias, id } = yield* linkTo(page.url, "taken")
         const plain = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
         expect([plain.status, plain.headers.location]).toEqual([301, page.url])
         yield* putSettings(user, domain.id, id, { max_clicks: 1000 })
@@ -119,10 +126,7 @@ describe("social previews", () => {
     it.effect("a new URL has its tags taken again, or forgotten when its page has none; a link with og fetches nothing", () =>
       Effect.gen(function* () {
         const page = yield* destinationPage
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const alias = `moved${Date.now().toString(36)}`
-        const id = yield* newLink(user, domain.id, { url: page.url, alias })
+        const { user, domain, alias, id } = yield* linkTo(page.url, "moved")
         yield* putSettings(user, domain.id, id, { max_clicks: 1000 })
         yield* crawlerSees(domain.name, alias, (reply) => reply.text.includes("Spring &amp;"))
 
@@ -155,10 +159,7 @@ describe("social previews", () => {
 
     it.effect("og:url is the link's short link, built when the link is loaded: the alias as stored, the domain's scheme as it is now", () =>
       Effect.gen(function* () {
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const alias = `Card${Date.now().toString(36)}`
-        const id = yield* newLink(user, domain.id, { url: "https://dest.example/", alias })
+        const { user, domain, alias, id } = yield* linkTo("https://dest.example/", "Card")
         yield* putSettings(user, domain.id, id, { og: { title: "Cased" } })
         for (const asked of [alias, alias.toUpperCase(), alias.toLowerCase()]) {
           const page = yield* visit(domain.name, `/${asked}`, { headers: { "user-agent": FACEBOOK } })
