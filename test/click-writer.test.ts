@@ -298,6 +298,21 @@ describe("click writer: clicks queued for link.clicked webhooks", () => {
         expect(row!.n).toBe(0)
       })
     )
+
+    it.effect("no index of the value rows of click_rollups holds clicks or scans, so that their updates stay heap-only; the day rows' does", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const counted = (table: string) =>
+          Effect.map(
+            sql<{ n: number }>`
+              SELECT count(*)::int4 AS n FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+              WHERE i.indrelid = ${table}::regclass AND a.attname IN ('clicks', 'scans')`,
+            ([row]) => row!.n
+          )
+        expect(yield* counted("click_rollups_kind_value")).toBe(0)
+        expect(yield* counted("click_rollups_kind_day")).toBe(2)
+      })
+    )
   })
 })
 
