@@ -232,6 +232,90 @@ describe("click writer: summed batches (insertFresh) and idempotent batches (ins
   })
 })
 
+/** A webhook of the domain by SQL, whose clicks the running service's dispatcher never batches (clicks_batched in the future). */
+const webhook = (domainId: number, events: ReadonlyArray<string>, active = true) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: number }>`
+        INSERT INTO webhooks (domain_id, url, events, active, secret, clicks_batched)
+        VALUES (${domainId}, 'http://127.0.0.1:9/hook', ${events}::text[], ${active}, '\\x00', 'infinity') RETURNING id`,
+      ([row]) => row!.id
+    )
+  )
+
+/** The clicks queued for the webhook, in queue order. */
+const queuedFor = (webhookId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ click_id: string; at: string; bot: boolean; referrer: string }>`
+      SELECT click_id::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at, bot, referrer
+      FROM webhook_clicks WHERE webhook_id = ${webhookId} ORDER BY id`
+  )
+
+describe("click writer: clicks queued for link.clicked webhooks", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("only the clicks of domains with an active webhook for link.clicked, each once per webhook in time order, fresh or replayed", () =>
+      Effect.gen(function* () {
+        const admin = yield* newUser({ plan: "team" })
+        const hooked = yield* newDomain(admin)
+        const quiet = yield* newDomain(admin)
+        const hookedLinks = [yield* newLink(admin, hooked, { alias: "h1" }), yield* newLink(admin, hooked, { alias: "h2" })]
+        const quietLinks = [yield* newLink(admin, quiet, { alias: "q1" })]
+        const first = yield* webhook(hooked, ["link.clicked"])
+        const second = yield* webhook(hooked, ["link.created", "link.clicked"])
+        const others = [yield* webhook(hooked, ["link.clicked"], false), yield* webhook(hooked, ["link.created"]), yield* webhook(quiet, ["link.updated"])]
+        const repo = yield* ClickRepo
+        const quietRows = randomClicks(8, 100, quietLinks, quiet).map(clickRow)
+        // Both domains' clicks in every batch.
+        const rows = randomClicks(7, 300, hookedLinks, hooked)
+          .map(clickRow)
+          .flatMap((row, n) => (n < quietRows.length ? [row, quietRows[n]!] : [row]))
+        const inTimeOrder = (chosen: ReadonlyArray<ClickRow>) =>
+          [...chosen].sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1)).map((row) => row.id)
+        const ofHooked = (chosen: ReadonlyArray<ClickRow>) => chosen.filter((row) => row.domain_id === hooked)
+
+        // A fresh batch, then a replay holding part of it again and new clicks: the stored ones are not queued again.
+        yield* repo.insertFresh(ClickBatch.of(rows.slice(0, 250)))
+        expect((yield* queuedFor(first)).map((row) => row.click_id)).toEqual(inTimeOrder(ofHooked(rows.slice(0, 250))))
+        yield* repo.insert(rows.slice(150, 400))
+        const queued = yield* queuedFor(first)
+        expect(queued.map((row) => row.click_id)).toEqual([
+          ...inTimeOrder(ofHooked(rows.slice(0, 250))),
+          ...inTimeOrder(ofHooked(rows.slice(250, 400)))
+        ])
+        expect(queued.filter((row) => row.bot).length).toBe(ofHooked(rows).filter((row) => row.bot).length)
+        const byId = new Map(rows.map((row) => [row.id, row]))
+        expect(queued.every((row) => byId.get(row.click_id)?.at === row.at && byId.get(row.click_id)?.referrer === row.referrer)).toBe(true)
+        expect(yield* queuedFor(second)).toEqual(queued)
+        for (const other of others) expect(yield* queuedFor(other)).toEqual([])
+      }).pipe(Effect.provide(ClickRepo.Default))
+    )
+
+    it.effect("clicks have no trigger with a transition table, which would make COPY insert them one at a time", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ n: number }>`
+          SELECT count(*)::int4 AS n FROM pg_trigger WHERE tgrelid = 'clicks'::regclass AND (tgnewtable IS NOT NULL OR tgoldtable IS NOT NULL)`
+        expect(row!.n).toBe(0)
+      })
+    )
+
+    it.effect("no index of the value rows of click_rollups holds clicks or scans, so that their updates stay heap-only; the day rows' does", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const counted = (table: string) =>
+          Effect.map(
+            sql<{ n: number }>`
+              SELECT count(*)::int4 AS n FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+              WHERE i.indrelid = ${table}::regclass AND a.attname IN ('clicks', 'scans')`,
+            ([row]) => row!.n
+          )
+        expect(yield* counted("click_rollups_kind_value")).toBe(0)
+        expect(yield* counted("click_rollups_kind_day")).toBe(2)
+      })
+    )
+  })
+})
+
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
 
 describe("click writer: batches handed over again (their writer thread stopped before it reported them)", () => {

@@ -159,6 +159,8 @@ export class ClickBatch {
   private readonly ends: Array<number> = []
   private openRows = 0
   private readonly links = new Map<number, LinkTally>()
+  /** The rows of each link, bots too, in the order added. */
+  private readonly linkRows = new Map<number, Array<ClickRow>>()
 
   static of(rows: ReadonlyArray<ClickRow>): ClickBatch {
     const batch = new ClickBatch()
@@ -175,10 +177,29 @@ export class ClickBatch {
     for (const row of rows) {
       this.rows.push(row)
       this.userAgents.add(row.user_agent)
+      const ofLink = this.linkRows.get(row.link_id)
+      if (ofLink === undefined) this.linkRows.set(row.link_id, [row])
+      else ofLink.push(row)
       if (!row.bot) this.count(row)
     }
     this.openRows += rows.length
     if (this.openRows >= STATEMENT_ROWS) this.close()
+  }
+
+  /**
+   * The rows by link id, each link's in the order added (about time order): written in this order,
+   * consecutive entries of the clicks' primary key (link_id, at, id) land on the same index page,
+   * which is then in the CPU's cache, instead of each on another page of the index.
+   */
+  *inLinkOrder(): Generator<ClickRow> {
+    for (const linkId of [...this.linkRows.keys()].sort((a, b) => a - b)) yield* this.linkRows.get(linkId)!
+  }
+
+  /** The domains of the clicks. */
+  domainIds(): ReadonlyArray<number> {
+    const domains = new Set<number>()
+    for (const row of this.rows) domains.add(row.domain_id)
+    return [...domains]
   }
 
   /** The rows as columns, one `ClickColumns` per INSERT statement (made when asked: a server takes `rows` by COPY). */

@@ -97,8 +97,19 @@ const ROLLUP_UPSERTS = [
   )
 ].join(",")
 
+/**
+ * The webhooks that want `link.clicked`, joined to clicks `c` of their domain: each click is queued
+ * once per webhook (`sql/0021`: the writer queues them, no trigger), in webhook, time and id order.
+ */
+const CLICK_WEBHOOKS = "JOIN webhooks w ON w.domain_id = c.domain_id AND w.active AND 'link.clicked' = ANY (w.events) ORDER BY w.id, c.at, c.id"
+const WEBHOOK_CLICK_COLUMNS = "webhook_id, click_id, link_id, at, country, device, referrer, qr, bot"
+const WEBHOOK_CLICK_VALUES = "w.id, c.id, c.link_id, c.at, c.country, c.device, c.referrer, c.qr, c.bot"
+
 /** The rollup rows each inserted click `i` counts in. */
 const CLICK_ROLLUP_ROWS = clickRollupRows("i")
+
+/** Clicks queued for webhooks by one statement: its parameters stay around 1 MB. */
+const QUEUE_STATEMENT_ROWS = 5000
 
 const ignoreLostConnection = () => undefined
 
@@ -109,7 +120,7 @@ const CLICK_FIELDS = 14
 const CLICK_FIXED_BYTES = 2 + CLICK_FIELDS * 4 + 16 + 8 + 8 + 8 + 16 + 4 + 1 + 1 + 4
 
 /** The clicks `rows` into `copy`, in the order of CLICK_COLUMNS, user agents by dictionary id. */
-const copyClicks = (copy: CopyWriter, rows: ReadonlyArray<ClickRow>, userAgentIds: ReadonlyMap<string, number>) => {
+const copyClicks = (copy: CopyWriter, rows: Iterable<ClickRow>, userAgentIds: ReadonlyMap<string, number>) => {
   // Clicks come many to a millisecond: each time is parsed once.
   let lastAt = ""
   let lastUs = 0
@@ -236,8 +247,9 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
     /**
      * Inserts the batch and, for the clicks new to the table that are not bots, adds them to their
      * link's `click_count`, `last_clicked` and visitors, and to the rollups (hourly, daily and monthly per link; hourly,
-     * daily and monthly per domain and link owner), all in one statement: rows already present (a retried batch) are skipped and
-     * counted nowhere.
+     * daily and monthly per domain and link owner), and queues every new click (bots too) for its domain's webhooks that
+     * want `link.clicked`, all in one statement: rows already present (a retried batch) are skipped, counted nowhere and
+     * queued for no webhook again.
      */
     const insert = (rows: ReadonlyArray<ClickRow>) =>
       Effect.gen(function* () {
@@ -249,7 +261,11 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
             INSERT INTO clicks (${sql.literal(CLICK_COLUMNS)})
             SELECT * FROM ${input}
             ON CONFLICT (link_id, at, id) DO NOTHING
-            RETURNING link_id, domain_id, at, ip_hash, country, region, city, device, referrer, qr, bot
+            RETURNING id, link_id, domain_id, at, ip_hash, country, region, city, device, referrer, qr, bot
+          ),
+          queued AS (
+            INSERT INTO webhook_clicks (${sql.literal(WEBHOOK_CLICK_COLUMNS)})
+            SELECT ${sql.literal(WEBHOOK_CLICK_VALUES)} FROM inserted c ${sql.literal(CLICK_WEBHOOKS)}
           ),
           counted AS (
             SELECT link_id, count(*) AS clicks, max(at) AS last FROM inserted WHERE NOT bot GROUP BY link_id
@@ -309,19 +325,53 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
       return links.flatMap((link): ReadonlyArray<LinkClicks> => (present.has(link.link_id) ? [{ linkId: link.link_id, clicks: link.clicks }] : []))
     }
 
+    /** Of `domainIds`, those with an active webhook that wants `link.clicked`. */
+    const clickWebhookDomains = (domainIds: ReadonlyArray<number>) =>
+      sql<{ domain_id: number }>`
+        SELECT DISTINCT domain_id FROM webhooks WHERE active AND 'link.clicked' = ANY (events) AND ${sql.in("domain_id", domainIds)}`
+
+    /**
+     * The statements queuing the fresh clicks `rows` of `domains` (`clickWebhookDomains`) for their
+     * webhooks, in time and id order, 5,000 clicks a statement. None without such a domain: then
+     * storing a batch reads one row at most for webhooks.
+     */
+    const queueClicks = (rows: ReadonlyArray<ClickRow>, domains: ReadonlyArray<{ readonly domain_id: number }>) => {
+      if (domains.length === 0) return []
+      const wanted = new Set(domains.map((row) => row.domain_id))
+      const queued = rows
+        .filter((row) => wanted.has(row.domain_id))
+        .sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1))
+      const statements = []
+      for (let start = 0; start < queued.length; start += QUEUE_STATEMENT_ROWS) {
+        const part = queued.slice(start, start + QUEUE_STATEMENT_ROWS)
+        const column = <A>(pick: (row: ClickRow) => A) => part.map(pick)
+        statements.push(sql`
+          INSERT INTO webhook_clicks (${sql.literal(WEBHOOK_CLICK_COLUMNS)})
+          SELECT ${sql.literal(WEBHOOK_CLICK_VALUES)}
+          FROM unnest(${column((row) => row.id)}::uuid[], ${column((row) => row.at)}::timestamptz[], ${column((row) => row.link_id)}::int8[],
+                      ${column((row) => row.domain_id)}::int8[], ${column((row) => row.country)}::text[], ${column((row) => row.device)}::text[],
+                      ${column((row) => row.referrer)}::text[], ${column((row) => row.qr)}::bool[], ${column((row) => row.bot)}::bool[])
+            AS c(id, at, link_id, domain_id, country, device, referrer, qr, bot)
+          ${sql.literal(CLICK_WEBHOOKS)}`)
+      }
+      return statements
+    }
+
     /**
      * `insertFresh` on a PostgreSQL server: the clicks in one `COPY ... FROM STDIN`, which inserts them
-     * a page at a time (one WAL record per page, not per row) and parses no parameter, then the sums,
-     * in one transaction on a connection of the pool. A batch that fails or is interrupted closes its
-     * connection, and its transaction with it.
+     * a page at a time (one WAL record per page, not per row) and parses no parameter, in link order
+     * (`ClickBatch.inLinkOrder`), then the webhooks' queue and the sums, in one transaction on a
+     * connection of the pool. A batch that fails or is interrupted closes its connection, and its
+     * transaction with it.
      */
     const copyFresh = (pool: pg.Pool, batch: ClickBatch, ids: ReadonlyMap<string, number>, sums: BatchRollup) =>
       Effect.gen(function* () {
         const copy = new CopyWriter()
-        if (!copyClicks(copy, batch.rows, ids)) return yield* Effect.dieMessage("a user agent missing from the dictionary")
+        if (!copyClicks(copy, batch.inLinkOrder(), ids)) return yield* Effect.dieMessage("a user agent missing from the dictionary")
         const chunks = copy.end()
         const lock = sums.links.length === 0 ? undefined : lockLinks(sums.links).compile()
         const add = sums.links.length === 0 ? undefined : addSums(sums).compile()
+        const [webhooksText, webhooksParams] = clickWebhookDomains(batch.domainIds()).compile()
         const failed = (cause: unknown) => new SqlError({ cause, message: "clicks not written" })
         return yield* Effect.acquireUseRelease(
           Effect.tryPromise({ try: () => pool.connect(), catch: failed }).pipe(
@@ -335,6 +385,11 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
               try: async () => {
                 await client.query("BEGIN")
                 await copyIn(client, `COPY clicks (${CLICK_COLUMNS}) FROM STDIN (FORMAT binary)`, chunks)
+                const domains = await client.query<{ domain_id: number }>(webhooksText, [...webhooksParams])
+                for (const statement of queueClicks(batch.rows, domains.rows)) {
+                  const [text, params] = statement.compile()
+                  await client.query(text, [...params])
+                }
                 let updated: ReadonlyArray<{ link_id: number }> = []
                 if (lock !== undefined && add !== undefined) {
                   await client.query(lock[0], [...lock[1]])
@@ -374,6 +429,7 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
             for (const input of statements) {
               yield* sql`INSERT INTO clicks (${sql.literal(CLICK_COLUMNS)}) SELECT * FROM ${input}`
             }
+            for (const statement of queueClicks(batch.rows, yield* clickWebhookDomains(batch.domainIds()))) yield* statement
             if (sums.links.length === 0) return []
             yield* lockLinks(sums.links)
             return countedLinks(sums.links, yield* addSums(sums))
