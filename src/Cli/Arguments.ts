@@ -1,5 +1,4 @@
 import { Effect, Option, ParseResult, Schema } from "effect"
-import { parseArgs } from "node:util"
 import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
 import { Plan, Role } from "../Accounts/User.ts"
 import { emailProblem } from "../Accounts/Accounts.ts"
@@ -7,51 +6,9 @@ import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
+import { isHelpOrVersion, type OptionName, scanCommandLine } from "./Options.ts"
 import { LAST_SECOND } from "../Export/ExportWindow.ts"
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
-
-type Kind = "value" | "flag"
-
-const optionKinds = {
-  name: "value",
-  plan: "value",
-  "link-quota": "value",
-  account: "value",
-  email: "value",
-  password: "value",
-  nickname: "value",
-  "first-name": "value",
-  "last-name": "value",
-  role: "value",
-  user: "value",
-  domain: "value",
-  fields: "value",
-  group: "value",
-  link: "value",
-  owner: "value",
-  page: "value",
-  from: "value",
-  "batch-size": "value",
-  "dry-run": "flag",
-  output: "value",
-  to: "value",
-  url: "value",
-  events: "value",
-  webhook: "value",
-  delivery: "value",
-  file: "value",
-  "password-stdin": "flag",
-  on: "flag",
-  off: "flag",
-  global: "flag",
-  json: "flag",
-  help: "flag",
-  version: "flag"
-} as const satisfies Record<string, Kind>
-
-type OptionName = keyof typeof optionKinds
-
-const isOptionName = (name: string): name is OptionName => Object.hasOwn(optionKinds, name)
 
 const usage = (message: string) => new UsageError({ message })
 
@@ -386,9 +343,6 @@ const commands: Readonly<Record<string, CommandSpec>> = {
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 
-/** Commands of one word. */
-const ONE_WORD = new Set(["migrate", "import"])
-
 export interface Invocation {
   readonly json: boolean
   readonly command: Effect.Effect<Command, UsageError>
@@ -396,38 +350,13 @@ export interface Invocation {
 
 /** Reads the command line; `json` is known even when the rest of it is wrong. */
 export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(
-      Object.entries(optionKinds).map(([name, kind]) => [name, { type: kind === "value" ? "string" : "boolean" }] as const)
-    ),
-    strict: false,
-    allowPositionals: true,
-    tokens: true
-  })
-  const json = tokens.some((token) => token.kind === "option" && token.name === "json")
+  const { json, scanned } = scanCommandLine(argv)
   const command = Effect.gen(function* () {
-    const words: Array<string> = []
-    const values = new Map<OptionName, Array<string>>()
-    for (const token of tokens) {
-      if (token.kind === "positional") words.push(token.value)
-      if (token.kind !== "option") continue
-      const name = token.name
-      if (!isOptionName(name)) return yield* usage(`unknown option ${token.rawName}`)
-      if (optionKinds[name] === "flag") {
-        if (token.value !== undefined) return yield* usage(`--${name} takes no value`)
-        values.set(name, [...(values.get(name) ?? []), ""])
-      } else {
-        if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
-          return yield* usage(`--${name} needs a value`)
-        }
-        values.set(name, [...(values.get(name) ?? []), token.value])
-      }
-    }
-    if (values.has("version")) return Command.Version()
-    const spoken = words.slice(0, ONE_WORD.has(words[0] ?? "") ? 1 : 2).join(" ")
+    if (scanned._tag === "Problem") return yield* usage(scanned.message)
+    const { words, values, spoken } = scanned
     const spec = commands[spoken]
-    if (values.has("help") || words.length === 0) return Command.Help({ command: spec === undefined ? undefined : spoken })
+    if (values.has("version")) return Command.Version()
+    if (isHelpOrVersion(scanned)) return Command.Help({ command: spec === undefined ? undefined : spoken })
     if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
     const operands = words.slice(spoken.split(" ").length)
     const extra = operands[spec.operand === undefined ? 0 : 1]
