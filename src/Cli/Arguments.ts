@@ -1,7 +1,7 @@
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
 import { Plan, Role } from "../Accounts/User.ts"
-import { emailProblem } from "../Accounts/Accounts.ts"
+import { emailProblem, type UserRef } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
@@ -147,6 +147,19 @@ const webhookEvents = (given: Given) =>
       : Effect.fail(usage(`--events must be a comma-separated list of ${WEBHOOK_EVENTS.join(", ")}, not "${raw}"`))
   })
 
+/** `--reassign-to`: a user's id or e-mail address. */
+const heir = (given: Given): Effect.Effect<UserRef | undefined, UsageError> =>
+  Option.match(given.optional("reassign-to"), {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (raw) => {
+      const value = raw.trim()
+      if (/^[1-9][0-9]{0,15}$/.test(value) && Number.isSafeInteger(Number(value))) return Effect.succeed({ id: Number(value) })
+      return emailProblem(value) === undefined
+        ? Effect.succeed({ email: value })
+        : Effect.fail(usage(`--reassign-to must be a user id or an e-mail address, not "${raw}"`))
+    }
+  })
+
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
   options: ["email"],
   build: (given) => Effect.map(text(given, "email", 254), make)
@@ -200,7 +213,11 @@ const commands: Readonly<Record<string, CommandSpec>> = {
   "user revoke-tokens": byEmail((email) => Command.UserRevokeTokens({ email })),
   "user disable": byEmail((email) => Command.UserDisable({ email })),
   "user enable": byEmail((email) => Command.UserEnable({ email })),
-  "user delete": byEmail((email) => Command.UserDelete({ email })),
+  "user delete": {
+    options: ["email", "reassign-to"],
+    build: (given) =>
+      Effect.all({ email: text(given, "email", 254), reassignTo: heir(given) }).pipe(Effect.map(Command.UserDelete))
+  },
   "user password": {
     options: ["email", "password", "password-stdin"],
     build: (given) =>

@@ -12,6 +12,7 @@ export const optionKinds = {
   "link-quota": "value",
   account: "value",
   email: "value",
+  "reassign-to": "value",
   password: "value",
   nickname: "value",
   "first-name": "value",
