@@ -12,6 +12,7 @@ import { availableParallelism, loadavg } from "node:os"
 import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { freePort } from "./support/FreePort.ts"
+import { cpuSecondsOf } from "./support/ProcessCpu.ts"
 import { measure, type Measurement, type Scenario } from "./support/Load.ts"
 import { startReference } from "./support/ReferenceServer.ts"
 import { requestJson, startAdminService } from "./support/Setup.ts"
@@ -35,10 +36,16 @@ const warmUpSeconds = secondsFromEnv("BENCH_WARMUP_SECONDS", 2)
 // Other work on the machine skews every number; the load average lets a reader judge the run.
 const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ")
 
-const report = (measurements: ReadonlyArray<Measurement>, reference: Measurement) =>
+/** A run and the CPU the service process (all its threads) spent in it, per request. */
+interface Run {
+  readonly measurement: Measurement
+  readonly cpuMicrosPerRequest: number | undefined
+}
+
+const report = (runs: ReadonlyArray<Run>, reference: Measurement) =>
   formatTable(
-    ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors/timeouts", "vs reference"],
-    measurements.map((m) => [
+    ["scenario", "conns", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors/timeouts", "vs reference", "service CPU µs/req"],
+    runs.map(({ measurement: m, cpuMicrosPerRequest }) => [
       m.scenario.name,
       String(m.scenario.connections),
       m.requestsPerSecond.toFixed(0),
@@ -46,7 +53,8 @@ const report = (measurements: ReadonlyArray<Measurement>, reference: Measurement
       m.p99Ms.toFixed(1),
       String(m.non2xx),
       `${m.errors}/${m.timeouts}`,
-      m === reference ? "reference" : (m.requestsPerSecond / reference.requestsPerSecond).toFixed(3)
+      m === reference ? "reference" : (m.requestsPerSecond / reference.requestsPerSecond).toFixed(3),
+      m === reference || cpuMicrosPerRequest === undefined ? "" : cpuMicrosPerRequest.toFixed(0)
     ])
   )
 
@@ -101,16 +109,24 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `load average before: ${loadAverage()}`
     ].join("\n") + "\n\n"
   )
-  const measurements: Array<Measurement> = []
+  const runs: Array<Run> = []
   const only = process.env.BENCH_ONLY ?? ""
   for (const scenario of scenarios.filter((s, n) => n === 0 || s.name.includes(only))) {
     process.stderr.write(`running ${scenario.name}...\n`)
-    measurements.push(await measure(scenario, seconds, warmUpSeconds))
+    if (warmUpSeconds > 0) await measure(scenario, warmUpSeconds, 0)
+    // CPU time, unlike req/s, barely moves with what else the machine runs: the figure to compare builds by.
+    const before = await cpuSecondsOf(service.pid)
+    const measurement = await measure(scenario, seconds, 0)
+    const after = await cpuSecondsOf(service.pid)
+    const cpuMicrosPerRequest =
+      before === undefined || after === undefined || measurement.requests === 0 ? undefined : ((after - before) * 1e6) / measurement.requests
+    runs.push({ measurement, cpuMicrosPerRequest })
   }
+  const measurements = runs.map((run) => run.measurement)
   const [reference] = measurements
   if (reference === undefined) return 1
   const rss = await service.rssKiB()
-  process.stdout.write(`${report(measurements, reference)}\n\n`)
+  process.stdout.write(`${report(runs, reference)}\n\n`)
   process.stdout.write(`service RSS at the end: ${rss === undefined ? "unknown" : `${(rss / 1024).toFixed(1)} MiB`}\n`)
   process.stdout.write(`load average after: ${loadAverage()}\n`)
   const creates = measurements.find((m) => m.scenario.name.includes("(create)"))

@@ -67,6 +67,7 @@ import { WebhooksHttpLive } from "./Webhooks/WebhooksHttp.ts"
 import { Dispatcher } from "./Webhooks/Dispatcher.ts"
 import { ClickLimits } from "./Redirect/ClickLimits.ts"
 import { Settings } from "./SmartLinks/Settings.ts"
+import { DestinationChangedLive, PreviewTags } from "./SmartLinks/PreviewTags.ts"
 import { SettingsHttpLive } from "./SmartLinks/SettingsHttp.ts"
 
 /** The database with its schema migrated, and every service of the link API on top of it. */
@@ -91,7 +92,10 @@ export const coreLayer = <R>(database: Layer.Layer<SqlClient.SqlClient | Databas
     QrRenderer.Default,
     DomainAccess.Default
   ).pipe(Layer.provideMerge(TokenSecret.Default), Layer.provideMerge(ChangeFeed.Default))
-  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)), Webhooks.Default)
+  const topLevel = Layer.mergeAll(Accounts.Default, Scheduler.Default, HourlyRollupPruner.Default, Domains.DefaultWithoutDependencies, Analytics.DefaultWithoutDependencies, Tags.DefaultWithoutDependencies, Sessions.DefaultWithoutDependencies, Links.DefaultWithoutDependencies, Users.DefaultWithoutDependencies, Export.DefaultWithoutDependencies.pipe(Layer.provide(ExportCsv.Default)), Webhooks.Default).pipe(
+    // Links refetch the preview tags of a new destination; the same PreviewTags serves the settings.
+    Layer.provide(DestinationChangedLive.pipe(Layer.provide(PreviewTags.Default)))
+  )
   // Links and Analytics filter by group: Groups sits under them.
   return Settings.Default.pipe(
     Layer.provideMerge(topLevel),

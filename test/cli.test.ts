@@ -215,6 +215,20 @@ describe("admin CLI command line", () => {
     })
   )
 
+  it.effect("export clicks takes --from and --to by the rule of the API's from_unix and to_unix", () =>
+    Effect.gen(function* () {
+      const window = (from: string) => parseInvocation(["export", "clicks", "--domain", "1", "--from", from, "--to", "253402300799"]).command
+      for (const [from, read] of [["0", 0], ["1795420000", 1_795_420_000], ["253402300799", 253_402_300_799], ["1e3", 1000]] as const) {
+        expect(yield* window(from), from).toEqual(Command.ExportClicks({ domainId: 1, from: read, to: 253_402_300_799, linkId: undefined, output: undefined }))
+      }
+      for (const from of ["253402300800", "-1", "1.5", "abc", "", "Infinity"]) {
+        expect(yield* usageError("export", "clicks", "--domain", "1", `--from=${from}`, "--to", "5"), from).toBe(
+          `--from must be a Unix time in seconds from 0 to 253402300799, not "${from}"`
+        )
+      }
+    })
+  )
+
   it.effect("refuses what is wrong with a one-line reason", () =>
     Effect.gen(function* () {
       const tooMany = Array.from({ length: 21 }, (_, i) => ({ ...SOURCE, field_code: `utm_${i}` }))

@@ -1,9 +1,10 @@
 import { describe, expect, layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { newLink } from "./support/Fixtures.ts"
-import { newUser, within } from "./support/Http.ts"
+import { call, newUser, type TestUser, within } from "./support/Http.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { FACEBOOK, FIREFOX, putSettings, SLACK } from "./support/SmartLinks.ts"
 import { TestServer } from "./support/TestServer.ts"
@@ -23,11 +24,18 @@ const PEOPLE = [
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
 ]
 
-/** A local page with preview tags of its own, closed with the scope. */
+/** Local pages, closed with the scope: `/sale` and `/autumn` with preview tags of their own, `/plain` with none; every GET's path kept. */
 const destinationPage = Effect.acquireRelease(
-  Effect.async<{ url: string; close: () => void }>((resume) => {
-    const server = createServer((_, res) => {
+  Effect.async<{ url: string; gets: Array<string>; close: () => void }>((resume) => {
+    const gets: Array<string> = []
+    const server = createServer((req, res) => {
+      if (req.method === "GET") gets.push(req.url ?? "")
+      if (req.url === "/plain") {
+        res.writeHead(200, { "content-type": "text/plain" })
+        return res.end("no page here")
+      }
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      if (req.url === "/autumn") return res.end(`<html><head><meta property="og:title" content="Autumn sale"></head></html>`)
       res.end(`<!doctype html><html><head><title>Fallback</title>
         <meta property="og:title" content="Spring &amp; &quot;Summer&quot; sale">
         <meta property="og:description" content="<b>Everything</b> must go">
@@ -35,11 +43,34 @@ const destinationPage = Effect.acquireRelease(
     })
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo
-      resume(Effect.succeed({ url: `http://127.0.0.1:${port}/sale`, close: () => server.close() }))
+      resume(Effect.succeed({ url: `http://127.0.0.1:${port}/sale`, gets, close: () => server.close() }))
     })
   }),
   (server) => Effect.sync(server.close)
 )
+
+/** E12: the link's URL replaced. */
+const changeUrl = (user: TestUser, domainId: number, linkId: number, url: string) =>
+  Effect.map(call("PATCH", `/api/v4/${domainId}/links/${linkId}`, { token: user.token, body: [{ op: "replace", path: "/url", value: url }] }), (reply) => {
+    if (reply.status !== 200) throw new Error(`url not changed: ${reply.status} ${reply.text}`)
+  })
+
+/** What a crawler sees within five seconds that satisfies `check`, else fails. */
+const crawlerSees = (host: string, alias: string, check: (reply: { status: number; text: string; headers: Record<string, unknown> }) => boolean) =>
+  Effect.gen(function* () {
+    const visits = visit(host, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
+    expect(yield* within(5000, Effect.map(visits, check))).toBeLessThan(5000)
+  })
+
+/** A new user's domain and a link of it to `url`, its alias starting with `prefix`. */
+const linkTo = (url: string, prefix: string) =>
+  Effect.gen(function* () {
+    const user = yield* newUser()
+    const domain = yield* newShortDomain(user)
+    const alias = `${prefix}${Date.now().toString(36)}`
+    const id = yield* newLink(user, domain.id, { url, alias })
+    return { user, domain, alias, id }
+  })
 
 describe("social previews", () => {
   layer(TestServer({ URL_CHECK_ALLOW_PRIVATE: "true" }), { excludeTestServices: true })((it) => {
@@ -77,10 +108,7 @@ describe("social previews", () => {
     it.effect("without og, the tags are taken once from the destination page when the settings are saved", () =>
       Effect.gen(function* () {
         const page = yield* destinationPage
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const alias = `taken${Date.now().toString(36)}`
-        const id = yield* newLink(user, domain.id, { url: page.url, alias })
+        const { user, domain, alias, id } = yield* linkTo(page.url, "taken")
         const plain = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
         expect([plain.status, plain.headers.location]).toEqual([301, page.url])
         yield* putSettings(user, domain.id, id, { max_clicks: 1000 })
@@ -93,6 +121,54 @@ describe("social previews", () => {
         const person = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FIREFOX } })
         expect([person.status, person.headers.location]).toEqual([301, page.url])
       }).pipe(Effect.scoped)
+    )
+
+    it.effect("a new URL has its tags taken again, or forgotten when its page has none; a link with og fetches nothing", () =>
+      Effect.gen(function* () {
+        const page = yield* destinationPage
+        const { user, domain, alias, id } = yield* linkTo(page.url, "moved")
+        yield* putSettings(user, domain.id, id, { max_clicks: 1000 })
+        yield* crawlerSees(domain.name, alias, (reply) => reply.text.includes("Spring &amp;"))
+
+        const autumn = page.url.replace("/sale", "/autumn")
+        yield* changeUrl(user, domain.id, id, autumn)
+        yield* crawlerSees(domain.name, alias, (reply) => reply.text.includes(`<meta property="og:title" content="Autumn sale">`))
+        const card = yield* visit(domain.name, `/${alias}`, { headers: { "user-agent": FACEBOOK } })
+        expect(card.text).not.toContain("og:description")
+        expect(card.text).not.toContain("og:image")
+        expect(card.text).toContain(`url=${autumn}`)
+
+        // A page without tags: those of the last one are not kept.
+        const plain = page.url.replace("/sale", "/plain")
+        yield* changeUrl(user, domain.id, id, plain)
+        expect(yield* within(5000, Effect.sync(() => page.gets.includes("/plain")))).toBeLessThan(5000)
+        yield* Effect.sleep("200 millis")
+        yield* crawlerSees(domain.name, alias, (reply) => reply.status === 301 && reply.headers.location === plain)
+
+        // The user's own og: a new URL is not fetched for tags, and the og stays.
+        const own = `own${Date.now().toString(36)}`
+        const ownId = yield* newLink(user, domain.id, { url: page.url, alias: own })
+        yield* putSettings(user, domain.id, ownId, { og: { title: "Mine" } })
+        const fetched = page.gets.length
+        yield* changeUrl(user, domain.id, ownId, `${autumn}?own`)
+        yield* Effect.sleep("500 millis")
+        expect(page.gets.slice(fetched).filter((path) => path === "/autumn?own")).toEqual([])
+        yield* crawlerSees(domain.name, own, (reply) => reply.text.includes(`content="Mine"`) && reply.text.includes("/autumn?own"))
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("og:url is the link's short link, built when the link is loaded: the alias as stored, the domain's scheme as it is now", () =>
+      Effect.gen(function* () {
+        const { user, domain, alias, id } = yield* linkTo("https://dest.example/", "Card")
+        yield* putSettings(user, domain.id, id, { og: { title: "Cased" } })
+        for (const asked of [alias, alias.toUpperCase(), alias.toLowerCase()]) {
+          const page = yield* visit(domain.name, `/${asked}`, { headers: { "user-agent": FACEBOOK } })
+          expect(page.text, asked).toContain(`<meta property="og:url" content="http://${domain.name}/${alias}">`)
+        }
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE domains SET has_ssl = true WHERE id = ${domain.id}`
+        yield* crawlerSees(domain.name, alias.toLowerCase(), (reply) => reply.text.includes(`<meta property="og:url" content="https://${domain.name}/${alias}">`))
+      })
     )
   })
 })

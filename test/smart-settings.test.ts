@@ -140,7 +140,7 @@ describe("smart-link settings", () => {
           [{ rules: {} }, 10701, "rules"],
           [{ rules: Array.from({ length: 21 }, () => ({ when: { device: ["mobile"] }, url: "https://ok.example" })) }, 10701, "rules"],
           [{ rules: [{ when: { device: ["mobile"] } }] }, 10702, "rules[0]"],
-          [{ rules: [{ when: { device: ["mobile"] }, url: "https://a.example", split: [] }] }, 10702, "rules[0]"],
+          [{ rules: [{ when: { device: ["mobile"] }, url: "https://a.example", split: [{ url: "https://b.example", weight: 50 }, { url: "https://c.example", weight: 50 }] }] }, 10702, "rules[0]"],
           [rule({}), 10703, "rules[1].when"],
           [rule({ weather: ["sunny"] }), 10703, "rules[1].when.weather"],
           [rule({ device: ["mobile"], query: Object.fromEntries(Array.from({ length: 10 }, (_, n) => [`p${n}`, true])) }), 10703, "rules[1].when"],
@@ -183,6 +183,33 @@ describe("smart-link settings", () => {
         // Several problems at once, each reported.
         const many = yield* put(user, domain.id, linkId, { max_clicks: -1, password: "1", rules: [{ when: { os: ["beos"] }, url: "nope nope" }] })
         expect(codes(many)).toEqual([10705, 10713, 10715, 10716])
+        // Every problem of a rule, not only its first, in both versions.
+        const malformed = {
+          rules: [
+            { when: { device: ["phone"], cidr: ["10.0.0.0/33"], after: "soon" }, url: "nope nope", colour: 1 },
+            { url: "ftp://files.example" },
+            { when: { os: ["ios"] }, split: [{ url: "bad url", weight: 50.5, extra: 1 }, "half"] }
+          ]
+        }
+        const expected = [
+          [10702, "rules[0].colour"],
+          [10704, "rules[0].when.device[0]"],
+          [10710, "rules[0].when.cidr[0]"],
+          [10712, "rules[0].when.after"],
+          [10713, "rules[0].url"],
+          [10702, "rules[1].when is missing"],
+          [10713, "rules[1].url"],
+          [10714, "rules[2].split[0].extra"],
+          [10713, "rules[2].split[0].url"],
+          [10714, "rules[2].split[0].weight"],
+          [10714, "rules[2].split[1]"]
+        ]
+        for (const version of [4, 3]) {
+          const reply = yield* put(user, domain.id, linkId, malformed, version)
+          expect(reply.status).toBe(400)
+          expect(codes(reply)).toEqual(expected.map(([code]) => code))
+          expect(messages(reply).map((message) => message.split(":")[0])).toEqual(expected.map(([, place]) => place))
+        }
         // Nothing was stored by any of them.
         expect((yield* call("GET", path(domain.id, linkId), { token: user.token })).body).toEqual({ objects: [{ password_set: false }] })
         // A body that is not JSON.

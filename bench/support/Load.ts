@@ -12,6 +12,8 @@ export interface Scenario {
 export interface Measurement {
   readonly scenario: Scenario
   readonly requestsPerSecond: number
+  /** Requests answered in the measured run. */
+  readonly requests: number
   readonly p50Ms: number
   readonly p99Ms: number
   readonly non2xx: number
@@ -42,6 +44,7 @@ export const measure = async (scenario: Scenario, seconds: number, warmUpSeconds
   return {
     scenario,
     requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,

@@ -19,6 +19,7 @@ import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { GroupNotFound } from "../Groups/GroupErrors.ts"
 import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
+import { LAST_SECOND, UnixSecond } from "./AnalyticsWindow.ts"
 import {
   FilterValueInvalid,
   PlanWithoutAnalytics,
@@ -34,7 +35,7 @@ const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
 
 const stamp = (code: 10500 | 10501) =>
-  Schema.optional(documentedInteger(0, 253_402_300_799)(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(253_402_300_799)))))
+  Schema.optional(documentedInteger(0, LAST_SECOND)(coded(code)(UnixSecond)))
 
 const text = Schema.optional(coded(10507)(Schema.String.pipe(Schema.maxLength(200))))
 

@@ -7,7 +7,7 @@ import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
 import { isHelpOrVersion, type OptionName, scanCommandLine } from "./Options.ts"
-import { LAST_SECOND } from "../Export/ExportWindow.ts"
+import { LAST_SECOND, UnixSecond } from "../Analytics/AnalyticsWindow.ts"
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
 
 const usage = (message: string) => new UsageError({ message })
@@ -121,12 +121,15 @@ const page = (given: Given) => (given.has("page") ? given.id("page") : Effect.su
 
 const optionalAccount = (given: Given) => (given.has("account") ? given.id("account") : Effect.succeed(null))
 
-/** A Unix second of `--from` / `--to`: a whole number from 0 to the end of 9999. */
+const readUnixSecond = Schema.decodeUnknownOption(UnixSecond)
+
+/** `--from` / `--to`: a window bound by the rule of the API's `from_unix` and `to_unix`. */
 const unixSecond = (given: Given, name: "from" | "to") =>
   Effect.flatMap(given.required(name), (raw) =>
-    /^[0-9]{1,12}$/.test(raw) && Number(raw) <= LAST_SECOND
-      ? Effect.succeed(Number(raw))
-      : Effect.fail(usage(`--${name} must be a Unix time in seconds from 0 to ${LAST_SECOND}, not "${raw}"`))
+    Option.match(readUnixSecond(raw), {
+      onSome: Effect.succeed,
+      onNone: () => Effect.fail(usage(`--${name} must be a Unix time in seconds from 0 to ${LAST_SECOND}, not "${raw}"`))
+    })
   )
 
 /** `--output FILE`, else standard output, which then holds the CSV alone (no `--json` answer beside it). */

@@ -25,6 +25,7 @@ import { Shutdown } from "../Platform/Shutdown.ts"
 import { TagRepo } from "../Tags/TagRepo.ts"
 import { Tags } from "../Tags/Tags.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
+import { Dispatcher } from "../Webhooks/Dispatcher.ts"
 import { CallerDatabaseLive } from "./CallerDatabase.ts"
 import { Callers } from "./Callers.ts"
 
@@ -89,14 +90,18 @@ const pickServices = Layer.effectContext(
 const clickLogLayer = (options: ClickLogOptions) =>
   ClickLog.layer(options).pipe(Layer.provide(ClickNotifier.Default.pipe(Layer.provide(Mailer.layer))))
 
-/** The services over `database`, with the schema migrated, the scheduler sweeping and the click writer started. */
+/**
+ * The services over `database`, with the schema migrated, the scheduler sweeping, the click writer
+ * started and webhook deliveries going out: the embedder's link changes and clicks queue webhook
+ * events (database triggers), which this process then sends like every serving instance.
+ */
 export const servicesLayerOver = <R>(database: Layer.Layer<Layer.Layer.Success<typeof CallerDatabaseLive>, SqlError, R>, clicks: ClickLogOptions = clickLogDefaults) =>
-  pickServices.pipe(Layer.provide(Layer.mergeAll(Callers.Default, clickLogLayer(clicks)).pipe(Layer.provideMerge(coreLayer(database)))))
+  pickServices.pipe(Layer.provide(Layer.mergeAll(Callers.Default, clickLogLayer(clicks), Dispatcher.Default).pipe(Layer.provideMerge(coreLayer(database)))))
 
 /**
  * Every service of the link API over the database the caller's `PgClient` reaches (its schema
- * migrated first), given `AppConfig`. Closing the layer writes the queued clicks and stops the
- * scheduler and the click writer thread.
+ * migrated first), given `AppConfig`, with the webhook dispatcher sending deliveries. Closing the
+ * layer writes the queued clicks and stops the scheduler, the dispatcher and the click writer thread.
  */
 export const servicesLayer = (clicks: ClickLogOptions = clickLogDefaults) => servicesLayerOver(CallerDatabaseLive, clicks)
 

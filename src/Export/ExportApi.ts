@@ -1,20 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PlanWithoutAnalytics } from "../Analytics/AnalyticsErrors.ts"
+import { LAST_SECOND, UnixSecond } from "../Analytics/AnalyticsWindow.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
 import { ExportForbidden, ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "./ExportErrors.ts"
-import { LAST_SECOND } from "./ExportWindow.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
 const stamp = (code: 10830 | 10831) =>
-  Schema.optional(
-    documentedInteger(0, LAST_SECOND)(coded(code)(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(LAST_SECOND))))
-  )
+  Schema.optional(documentedInteger(0, LAST_SECOND)(coded(code)(UnixSecond)))
 
 export const ClicksExportParams = Schema.Struct({
   from_unix: stamp(10830),

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { TimeRange } from "../Analytics/AnalyticsWindow.ts"
+import type { ClickRow } from "../Clicks/ClickRepo.ts"
 
 /** A link as the links export writes it; times are `YYYY-MM-DD HH:MM:SS` in UTC, or null when unset. */
 export interface LinkExportRow {
@@ -24,22 +25,14 @@ export interface LinkExportRow {
 }
 
 /** A click as the clicks export writes it: R1's fields, its link and time; never the client address. */
-export interface ClickExportRow {
+export interface ClickExportRow
+  extends Pick<ClickRow, "link_id" | "country" | "region" | "city" | "device" | "referrer" | "user_agent" | "qr" | "bot"> {
   readonly engagement_id: string
   /** The click's exact time as text, the key of the next chunk. */
   readonly at_key: string
   readonly clicked_at: string
   readonly unix: number
-  readonly link_id: number
   readonly alias: string | null
-  readonly country: string | null
-  readonly region: string | null
-  readonly city: string | null
-  readonly device: string
-  readonly referrer: string
-  readonly user_agent: string
-  readonly qr: boolean
-  readonly bot: boolean
 }
 
 /** Where a chunk of clicks starts: after this click (time, then id). */

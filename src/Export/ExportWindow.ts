@@ -2,9 +2,6 @@ import { Either } from "effect"
 import { oneYearAfter, type TimeRange } from "../Analytics/AnalyticsWindow.ts"
 import { ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "./ExportErrors.ts"
 
-/** The latest Unix second a window bound may be (the end of 9999), as the analytics windows. */
-export const LAST_SECOND = 253_402_300_799
-
 /**
  * The window of a clicks export, `from` inclusive and `to` exclusive: both required, `to` after
  * `from` and at most one calendar year after it (a longer span is exported window by window).

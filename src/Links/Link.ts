@@ -1,6 +1,9 @@
 import { Schema } from "effect"
 import { Unset } from "../Platform/Unset.ts"
 
+/** A link's short URL: its domain's scheme and name, and its alias as stored. */
+export const shortLinkOf = (hasSsl: boolean, domain: string, alias: string) => `${hasSsl ? "https" : "http"}://${domain}/${alias}`
+
 export const LinkStatus = Schema.Literal("active", "archived", "deleted")
 export type LinkStatus = typeof LinkStatus.Type
 

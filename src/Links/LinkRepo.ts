@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { Link, LinkStatus, LinkTag } from "./Link.ts"
+import { Link, LinkStatus, LinkTag, shortLinkOf } from "./Link.ts"
 import { unlessNull } from "../Platform/Unset.ts"
 import { violatesUniqueIndex } from "../Sql/Constraints.ts"
 import { groupVisibleTo } from "../Groups/GroupRepo.ts"
@@ -42,7 +42,7 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
     return new Link({
       ...rest,
       ...unlessNull({ template_id, archive_on, delete_on }),
-      short_link: `${has_ssl ? "https" : "http"}://${domain}/${this.alias}`,
+      short_link: shortLinkOf(has_ssl, domain, this.alias),
       ...redirectParts(this.redirect_url),
       notify_on_click: notify_on_click ? "1" : "0"
     })

@@ -9,6 +9,7 @@ import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { Groups } from "../Groups/Groups.ts"
+import { DestinationChanged } from "./DestinationChanged.ts"
 import { viewerOf } from "./LinkAccess.ts"
 import {
   AliasTaken,
@@ -58,6 +59,7 @@ export class Links extends Effect.Service<Links>()("Links", {
     const templates = yield* UtmTemplateRepo
     const checker = yield* UrlChecker
     const renderer = yield* QrRenderer
+    const destinationChanged = yield* DestinationChanged
     const sql = yield* SqlClient.SqlClient
     const access = yield* DomainAccess
     const groups = yield* Groups
@@ -198,7 +200,9 @@ export class Links extends Effect.Service<Links>()("Links", {
             if ((yield* repo.update(stored.id, plan)) === "alias_taken") return yield* Effect.fail(AliasTakenOnUpdate.of(changes.alias ?? ""))
           })
         )
-        return yield* linkOf(domainId, linkId, viewer)
+        const after = yield* linkOf(domainId, linkId, viewer)
+        if (after.redirect_url !== before.redirect_url) yield* destinationChanged(linkId)
+        return after
       }).pipe(orDieOnInfrastructure)
 
     return { validate, get, byAlias, qr, search, create, update } as const

@@ -15,6 +15,8 @@ export interface LinkGates {
   readonly expiredUrl: string | null
   /** Tags for link-preview crawlers: the link's `og`, else those taken from its destination. */
   readonly preview: Preview | null
+  /** The link's short URL (`short_link`), the preview page's `og:url`: built once, when the link is loaded. */
+  readonly shortUrl: string
   /** What the gates are counted as against the cache's byte bound. */
   readonly weight: number
 }
@@ -24,8 +26,16 @@ const previewOf = (og: StoredSettings["og"], taken: Preview | null): Preview | n
   return { title: og.title ?? null, description: og.description ?? null, image: og.image ?? null }
 }
 
-/** The gates of a link's settings (none stored: `settings` undefined), its password hash and the tags taken from its destination. */
-export const compileGates = (settings: StoredSettings | undefined, passwordHash: string | null, taken: Preview | null): LinkGates | undefined => {
+/**
+ * The gates of a link's settings (none stored: `settings` undefined), its password hash and the tags
+ * taken from its destination; `shortUrl` is the link's own.
+ */
+export const compileGates = (
+  settings: StoredSettings | undefined,
+  passwordHash: string | null,
+  taken: Preview | null,
+  shortUrl: string
+): LinkGates | undefined => {
   const preview = previewOf(settings?.og, taken)
   const gates: LinkGates = {
     password: passwordHash === null ? null : { hash: passwordHash, version: passwordVersion(passwordHash) },
@@ -33,7 +43,9 @@ export const compileGates = (settings: StoredSettings | undefined, passwordHash:
     expiresAt: settings?.expires_at === undefined ? null : settings.expires_at * 1000,
     expiredUrl: settings?.expired_url ?? null,
     preview,
+    shortUrl,
     weight:
+      shortUrl.length +
       (passwordHash?.length ?? 0) +
       (settings?.expired_url?.length ?? 0) +
       (preview === null ? 0 : (preview.title?.length ?? 0) + (preview.description?.length ?? 0) + (preview.image?.length ?? 0))

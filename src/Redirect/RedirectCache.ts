@@ -8,6 +8,7 @@ import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
+import { shortLinkOf } from "../Links/Link.ts"
 import { compileGates, type LinkGates } from "./LinkGates.ts"
 
 export interface DomainEntry {
@@ -77,6 +78,10 @@ export class Lru<V> {
     this.entries.delete(key)
     this.counted -= entry.weight
   }
+  /** Forgets every entry whose key `matches`: a walk over all of them, for rare changes. */
+  deleteWhere(matches: (key: string) => boolean) {
+    for (const key of [...this.entries.keys()]) if (matches(key)) this.delete(key)
+  }
   clear() {
     this.entries.clear()
     this.counted = 0
@@ -117,6 +122,10 @@ export const redirectCacheDefaults: RedirectCacheOptions = {
 
 interface LinkRow {
   id: string | number
+  alias: string
+  /** The link's domain: its name and whether its short links are https. */
+  domain: string
+  has_ssl: boolean
   status: string
   redirect_url: string
   redirect_type: number
@@ -142,9 +151,10 @@ interface DomainRow {
 
 const LINK_QUERY = {
   name: "redirect_link",
-  text: `SELECT l.id, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets, s.password_hash,
+  text: `SELECT l.id, l.alias, d.domain, d.has_ssl, l.status, l.redirect_url, l.redirect_type, s.settings, s.targets, s.password_hash,
                 t.title AS tag_title, t.description AS tag_description, t.image AS tag_image, t.link_id IS NOT NULL AS tags_taken
-         FROM links l LEFT JOIN link_settings s ON s.link_id = l.id LEFT JOIN link_page_tags t ON t.link_id = l.id
+         FROM links l JOIN domains d ON d.id = l.domain_id
+           LEFT JOIN link_settings s ON s.link_id = l.id LEFT JOIN link_page_tags t ON t.link_id = l.id
          WHERE l.domain_id = $1 AND lower(l.alias) = $2 AND l.status <> 'deleted'`
 }
 
@@ -166,7 +176,7 @@ const decodeTargets = Schema.decodeUnknownOption(Schema.Array(Target))
 const gatesOf = (row: LinkRow): { readonly gates?: LinkGates } => {
   const settings = row.settings === null ? undefined : Option.getOrUndefined(decodeSettings(row.settings))
   const taken = row.tags_taken ? { title: row.tag_title, description: row.tag_description, image: row.tag_image } : null
-  const gates = compileGates(settings, row.password_hash, taken)
+  const gates = compileGates(settings, row.password_hash, taken, shortLinkOf(row.has_ssl, row.domain, row.alias))
   return gates === undefined ? {} : { gates }
 }
 
@@ -244,13 +254,25 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       if (domainVersions.get(name) !== version) return
       domainVersions.delete(name)
       const row = rows[0]
+      const before = domains.get(name)
       if (row === undefined) domains.delete(name)
       else domains.set(name, toDomain(row))
+      if (before !== undefined) forgetShortUrls(before, domains.get(name))
     }
 
     const loadAllDomains = async () => {
       const { rows } = await pool.query<DomainRow>("SELECT id, domain, status, homepage, url_404, has_ssl FROM domains WHERE status <> 'deleted'")
+      const before = domains
       domains = new Map(rows.map((row) => [row.domain, toDomain(row)]))
+      for (const [name, domain] of before) forgetShortUrls(domain, domains.get(name))
+    }
+
+    /** Links hold their short URL (built from the domain's name and scheme when loaded): a domain changing either forgets them. */
+    const forgetShortUrls = (before: DomainEntry, after: DomainEntry | undefined) => {
+      if (after !== undefined && after.id === before.id && after.hasSsl === before.hasSsl) return
+      generation++
+      const prefix = `${before.id}:`
+      links.deleteWhere((key) => key.startsWith(prefix))
     }
 
     const reloadDomains = () => {

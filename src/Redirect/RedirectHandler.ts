@@ -144,8 +144,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           }
           if (gates !== undefined) {
             const destination = location
-            const shortUrl = `${domain.hasSsl ? "https" : "http"}://${domain.name}${path}`
-            const passage = access.pass(req, res, link.id, gates, () => destination, shortUrl)
+            const passage = access.pass(req, res, link.id, gates, () => destination)
             if (passage === "expired") return expired(res, domain, gates)
             if (passage === "answered") return
             if (gates.maxClicks !== null && access.counts(req, gates)) {

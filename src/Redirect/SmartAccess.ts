@@ -80,7 +80,7 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
      * What a GET or HEAD meets before the destination: expiry, then the password form (to crawlers
      * and HEAD too), then, for a crawler, the preview page instead of the redirect.
      */
-    pass: (req: IncomingMessage, res: ServerResponse, linkId: number, gates: LinkGates, destination: () => string, shortUrl: string): Passage => {
+    pass: (req: IncomingMessage, res: ServerResponse, linkId: number, gates: LinkGates, destination: () => string): Passage => {
       const now = Date.now()
       if (gates.expiresAt !== null && now >= gates.expiresAt) {
         archive(linkId)
@@ -92,7 +92,7 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
         return "answered"
       }
       if (gates.preview !== null && isBotAgent(req)) {
-        pageFor(res, 200, previewPage(gates.preview, shortUrl, destination()), head)
+        pageFor(res, 200, previewPage(gates.preview, gates.shortUrl, destination()), head)
         return "answered"
       }
       return "open"

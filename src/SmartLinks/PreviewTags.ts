@@ -1,13 +1,14 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, FiberSet } from "effect"
+import { Effect, FiberSet, Layer } from "effect"
 import { PAGE_TAG_BYTES, pageTags } from "./PageTags.ts"
+import { DestinationChanged } from "../Links/DestinationChanged.ts"
 import { UrlChecker } from "../Links/UrlChecker.ts"
 
 /**
- * Preview tags taken from a link's destination: fetched once, in the background, through the 404
- * check's address policy, time budget and redirect limit, the page read up to PAGE_TAG_BYTES. A page
- * without tags (or no page) forgets what an earlier fetch found. Stored in `link_page_tags` and
- * announced like a change of the link.
+ * Preview tags taken from a link's destination: fetched in the background when the settings are saved
+ * and again when the link's URL changes, through the 404 check's address policy, time budget and
+ * redirect limit, the page read up to PAGE_TAG_BYTES. A page without tags (or no page) forgets what
+ * an earlier fetch found. Stored in `link_page_tags` and announced like a change of the link.
  */
 export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
   scoped: Effect.gen(function* () {
@@ -45,7 +46,21 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
         gone.length === 0 ? Effect.void : Effect.asVoid(announce(linkId))
       )
 
+    /** Whether the link's settings take its preview from the destination: stored, and without `og`. */
+    const takesFromDestination = (linkId: number) =>
+      Effect.map(sql<{ link_id: number }>`SELECT link_id FROM link_settings WHERE link_id = ${linkId} AND settings->'og' IS NULL`, (rows) => rows.length > 0)
+
     return {
+      /**
+       * After a link's URL changed: when its tags are taken from the destination, those of the old
+       * one are forgotten at once (a crawler follows the redirect meanwhile) and the new one's fetched.
+       */
+      destinationChanged: (linkId: number) =>
+        Effect.gen(function* () {
+          if (!(yield* takesFromDestination(linkId))) return
+          yield* forget(linkId)
+          yield* FiberSet.run(running, fetchAndStore(linkId))
+        }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("preview tags of a new destination not taken", cause))),
       /**
        * After a link's settings were saved: without `og` of their own (and not cleared), its
        * destination's tags are taken in the background; otherwise any taken before are forgotten.
@@ -55,3 +70,9 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
     }
   })
 }) {}
+
+/** Links' `DestinationChanged`, served by the preview tags. */
+export const DestinationChangedLive = Layer.effect(
+  DestinationChanged,
+  Effect.map(PreviewTags, (previews) => previews.destinationChanged)
+)

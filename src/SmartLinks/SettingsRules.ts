@@ -76,34 +76,31 @@ export const readSettings = (body: unknown, now: number): Either.Either<ReadSett
     return parsed
   }
 
+  /** A split: its size, each entry's fields, then the sum of the weights when every entry is whole. */
   const split = (value: unknown, at: string): Split | undefined => {
-    if (!Array.isArray(value) || value.length < MIN_SPLIT || value.length > MAX_SPLIT) {
+    if (!Array.isArray(value)) {
       report(10714, at)
       return undefined
     }
+    const before = problems.length
+    if (value.length < MIN_SPLIT || value.length > MAX_SPLIT) report(10714, at)
     const entries: Array<{ url: string; weight: number }> = []
-    let sum = 0
-    let whole = true
     for (const [n, entry] of value.entries()) {
       const place = `${at}[${n}]`
-      if (!isPlainObject(entry) || Object.keys(entry).some((key) => key !== "url" && key !== "weight")) {
+      if (!isPlainObject(entry)) {
         report(10714, place)
-        whole = false
         continue
       }
+      for (const key of Object.keys(entry)) if (key !== "url" && key !== "weight") report(10714, `${place}.${named(key)}: not a field of a split entry`)
       const target = url(entry.url, `${place}.url`)
       const weight = entry.weight
-      if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > 100) {
-        report(10714, `${place}.weight`)
-        whole = false
-        continue
-      }
-      sum += weight
-      if (target === undefined) whole = false
-      else entries.push({ url: target, weight })
+      if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > 100) report(10714, `${place}.weight`)
+      else if (target !== undefined) entries.push({ url: target, weight })
     }
-    if (whole && sum !== 100) report(10714, `${at}: the weights sum to ${sum}`)
-    return whole && sum === 100 ? entries : undefined
+    if (problems.length > before) return undefined
+    const sum = entries.reduce((total, entry) => total + entry.weight, 0)
+    if (sum !== 100) report(10714, `${at}: the weights sum to ${sum}`)
+    return sum === 100 ? entries : undefined
   }
 
   /** A condition's list of accepted values, each read by `item` (undefined when it is not one). */
@@ -203,31 +200,35 @@ export const readSettings = (body: unknown, now: number): Either.Either<ReadSett
     return problems.length === before ? read : undefined
   }
 
+  /** One rule: every field is read, whatever else is wrong with it, so each problem is reported. */
+  const rule = (value: unknown, at: string): Rule | undefined => {
+    if (!isPlainObject(value)) {
+      report(10702, at)
+      return undefined
+    }
+    for (const key of Object.keys(value)) if (key !== "when" && key !== "url" && key !== "split") report(10702, `${at}.${named(key)}: not a field of a rule`)
+    const hasUrl = "url" in value
+    const hasSplit = "split" in value
+    if (!("when" in value)) report(10702, `${at}.when is missing`)
+    if (hasUrl === hasSplit) report(10702, hasUrl ? `${at} has both url and split` : `${at} has neither url nor split`)
+    const when = "when" in value ? conditions(value.when, `${at}.when`) : undefined
+    const target = hasUrl ? url(value.url, `${at}.url`) : undefined
+    const entries = hasSplit ? split(value.split, `${at}.split`) : undefined
+    if (when === undefined || hasUrl === hasSplit) return undefined
+    if (target !== undefined) return { when, url: target }
+    return entries === undefined ? undefined : { when, split: entries }
+  }
+
   const rules = (value: unknown): ReadonlyArray<Rule> | undefined => {
-    if (!Array.isArray(value) || value.length > MAX_RULES) {
+    if (!Array.isArray(value)) {
       report(10701, "rules")
       return undefined
     }
+    if (value.length > MAX_RULES) report(10701, "rules")
     const read: Array<Rule> = []
-    for (const [n, rule] of value.entries()) {
-      const at = `rules[${n}]`
-      const shape =
-        isPlainObject(rule) &&
-        "when" in rule &&
-        ("url" in rule) !== ("split" in rule) &&
-        Object.keys(rule).every((key) => key === "when" || key === "url" || key === "split")
-      if (!shape) {
-        report(10702, at)
-        continue
-      }
-      const when = conditions(rule.when, `${at}.when`)
-      if ("url" in rule) {
-        const target = url(rule.url, `${at}.url`)
-        if (when !== undefined && target !== undefined) read.push({ when, url: target })
-      } else {
-        const entries = split(rule.split, `${at}.split`)
-        if (when !== undefined && entries !== undefined) read.push({ when, split: entries })
-      }
+    for (const [n, given] of value.entries()) {
+      const accepted = rule(given, `rules[${n}]`)
+      if (accepted !== undefined) read.push(accepted)
     }
     return read
   }

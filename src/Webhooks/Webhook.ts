@@ -20,24 +20,26 @@ export class Webhook extends Schema.Class<Webhook>("Webhook")({
 
 export const DeliveryState = Schema.Literal("pending", "delivered", "failed")
 
-/** One try of a delivery: the receiver's status (null when none came), how long it took, why it failed. */
+/**
+ * One try of a delivery: the receiver's status (left out when none came), how long it took, why it
+ * failed (left out when it did not), when the next try is due (left out when this was the last).
+ */
 export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt")({
   number: Schema.Int,
   at: Schema.Int,
-  status: Schema.NullOr(Schema.Int),
+  status: Unset(Schema.Int),
   duration_ms: Schema.Int,
-  error: Schema.NullOr(Schema.String),
-  /** When the next try is due; null when this one was the last (delivered or given up). */
-  next_attempt: Schema.NullOr(Schema.Int)
+  error: Unset(Schema.String),
+  next_attempt: Unset(Schema.Int)
 }) {}
 
-/** An event sent to a webhook: its id is the `Webhook-Id` of every attempt. */
+/** An event sent to a webhook: its id is the `Webhook-Id` of every attempt; `next_attempt` left out once it is settled. */
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Schema.Int,
   webhook_id: Schema.Int,
   event: WebhookEvent,
   created: Schema.Int,
   state: DeliveryState,
-  next_attempt: Schema.NullOr(Schema.Int),
+  next_attempt: Unset(Schema.Int),
   attempts: Schema.Array(WebhookAttempt)
 }) {}

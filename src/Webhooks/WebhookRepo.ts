@@ -13,10 +13,15 @@ class WebhookRow extends Schema.Class<WebhookRow>("WebhookRow")({
   }
 }
 
-class DeliveryRow extends Schema.Class<DeliveryRow>("DeliveryRow")({ ...WebhookDelivery.fields, total: Schema.Int }) {
+/** Attempts come as JSON with their nulls stripped (`json_strip_nulls`): absent is unset. */
+class DeliveryRow extends Schema.Class<DeliveryRow>("DeliveryRow")({
+  ...WebhookDelivery.fields,
+  next_attempt: Schema.NullOr(Schema.Int),
+  total: Schema.Int
+}) {
   toDelivery(): WebhookDelivery {
-    const { total: _, ...delivery } = this
-    return new WebhookDelivery(delivery)
+    const { total: _, next_attempt, ...delivery } = this
+    return new WebhookDelivery({ ...delivery, ...unlessNull({ next_attempt }) })
   }
 }
 
@@ -122,9 +127,9 @@ export class WebhookRepo extends Effect.Service<WebhookRepo>()("WebhookRepo", {
 
     const deliveryColumns = sql`
       d.id, d.webhook_id, d.event, ${epoch("d.created")} AS created, d.state, ${epoch("d.next_attempt")} AS next_attempt,
-      coalesce((SELECT json_agg(json_build_object(
+      coalesce((SELECT json_agg(json_strip_nulls(json_build_object(
                   'number', a.number, 'at', ${epoch("a.at")}, 'status', a.status, 'duration_ms', a.duration_ms,
-                  'error', a.error, 'next_attempt', ${epoch("a.next_attempt")}) ORDER BY a.number)
+                  'error', a.error, 'next_attempt', ${epoch("a.next_attempt")})) ORDER BY a.number)
                 FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts`
 
     /** A page of the webhook's deliveries, newest first, and how many there are. */

@@ -98,6 +98,13 @@ export const REAL_API_TYPES: Readonly<Record<string, "integer" | "string" | "boo
  */
 export const NULL_ALLOWED = new Set(["previous_page", "next_page", "from", "to", "previous", "next", "last_clicked", "country", "region", "city"])
 
+/**
+ * Extension fields whose name the real API gives another type (array indexes written `[]`): a
+ * webhook delivery attempt's `status` is the receiver's HTTP status, not a link's status. Nulls are
+ * still refused there.
+ */
+const EXTENSION_TYPES: Record<string, string> = { "$.objects[].attempts[].status": "integer" }
+
 const jsonType = (value: unknown) =>
   value === null
     ? "null"
@@ -115,7 +122,7 @@ export const typeProblems = (answer: unknown, path = "$"): ReadonlyArray<string>
   if (!isPlainObject(answer)) return []
   return Object.entries(answer).flatMap(([key, value]) => {
     const here = `${path}.${key}`
-    const expected = REAL_API_TYPES[key]
+    const expected = EXTENSION_TYPES[here.replace(/\[\d+\]/g, "[]")] ?? REAL_API_TYPES[key]
     const actual = jsonType(value)
     const problems =
       actual === "null"
