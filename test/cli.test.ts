@@ -13,6 +13,7 @@ import { coreLayer, httpLayer } from "../src/App.ts"
 import { Shutdown } from "../src/Platform/Shutdown.ts"
 import { parseInvocation } from "../src/Cli/Arguments.ts"
 import { Command } from "../src/Cli/Command.ts"
+import { HELP } from "../src/Cli/Usage.ts"
 import { AppConfig } from "../src/Config.ts"
 import { UtmTemplateRepo } from "../src/Tags/UtmTemplateRepo.ts"
 import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
@@ -191,7 +192,7 @@ describe("admin CLI command line", () => {
       expect(yield* read("user", "list", "--account", "2", "--page", "3")).toEqual(Command.UserList({ accountId: 2, page: 3 }))
       expect(yield* read("domain", "list")).toEqual(Command.DomainList({ accountId: null, page: 1 }))
       expect(yield* read("link", "list", "--domain", "4")).toEqual(Command.LinkList({ domainId: 4, page: 1 }))
-      expect(yield* read("user", "delete", "--email", "a@example.com")).toEqual(Command.UserDelete({ email: "a@example.com" }))
+      expect(yield* read("user", "delete", "--email", "a@example.com")).toEqual(Command.UserDelete({ email: "a@example.com", reassignTo: undefined }))
       expect(yield* read("token-secret", "rotate")).toEqual(Command.TokenSecretRotate())
       expect(yield* read("account", "list", "--version")).toEqual(Command.Version())
       expect(yield* read("domain", "ssl", "--off", "--domain", "3")).toEqual(Command.DomainSsl({ domainId: 3, hasSsl: false }))
@@ -201,6 +202,14 @@ describe("admin CLI command line", () => {
       expect(yield* read()).toEqual(Command.Help({ command: undefined }))
       expect(yield* read("user", "create", "--help")).toEqual(Command.Help({ command: "user create" }))
       expect(yield* read("frobnicate", "--help")).toEqual(Command.Help({ command: undefined }))
+      // The entry answers `<command> --help` from the help texts alone: each names a command.
+      for (const name of Object.keys(HELP)) expect(yield* read(...name.split(" "), "--help")).toEqual(Command.Help({ command: name }))
+      expect(yield* read("user", "delete", "--email", "a@example.com", "--reassign-to", " 12 ")).toEqual(
+        Command.UserDelete({ email: "a@example.com", reassignTo: { id: 12 } })
+      )
+      expect(yield* read("user", "delete", "--email", "a@example.com", "--reassign-to", "B@example.com")).toEqual(
+        Command.UserDelete({ email: "a@example.com", reassignTo: { email: "B@example.com" } })
+      )
       expect(parseInvocation(["migrate", "--json"]).json).toBe(true)
       expect(parseInvocation(["migrate", "--plan", "x", "--json"]).json).toBe(true)
     })
@@ -680,7 +689,88 @@ describe("admin CLI", { timeout: 120_000 }, () => {
             VALUES (${domainA}, ${ownerId}, 'https://example.com/', ${`o${randomBytes(3).toString("hex")}`}, 'https://example.com/')`
         })
       )
-      yield* refused(["user", "delete", "--email", owner], 1, new RegExp(`^error: user ${ownerId} ${owner} owns 1 link\\(s\\), 0 tag\\(s\\) and 0 group\\(s\\), which keep them: disable them instead \\(user disable\\)\\n$`))
+      yield* refused(["user", "delete", "--email", owner], 1, new RegExp(`^error: user ${ownerId} ${owner} owns 1 link\\(s\\), 0 tag\\(s\\) and 0 group\\(s\\), which keep them: disable them instead \\(user disable\\), or hand them to another user \\(--reassign-to\\)\\n$`))
+    })
+  )
+
+  it.effect("user delete --reassign-to hands links (deleted ones too), tags, groups, import runs and click rollups to an enabled user of the account", () =>
+    Effect.gen(function* () {
+      const { accountA, accountB, domainA } = yield* fixture
+      const newUser = (accountId: number, name: string) =>
+        Effect.map(json("user", "create", "--account", String(accountId), "--email", uniqueEmail(name), "--password", PASSWORD), (user) => ({
+          id: numberAt(user, "user_id"),
+          email: stringAt(user, "email")
+        }))
+      const [leaving, heir, disabled, stranger] = yield* Effect.all([newUser(accountA, "leaving"), newUser(accountA, "heir"), newUser(accountA, "off"), newUser(accountB, "stranger")])
+      yield* json("user", "disable", "--email", disabled.email)
+      const suffix = randomBytes(3).toString("hex")
+      const links = yield* withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const link = (status: string) =>
+            Effect.map(
+              sql<{ id: number }>`INSERT INTO links (domain_id, user_id, url, alias, redirect_url, status)
+                VALUES (${domainA}, ${leaving.id}, 'https://example.com/', ${`r${status}${suffix}`}, 'https://example.com/', ${status}) RETURNING id`,
+              (rows) => rows[0]!.id
+            )
+          const ids = [yield* link("active"), yield* link("deleted")]
+          yield* sql`INSERT INTO tags (domain_id, user_id, name) VALUES (${domainA}, ${leaving.id}, ${`tag ${suffix}`})`
+          yield* sql`INSERT INTO link_groups (domain_id, user_id, name) VALUES (${domainA}, ${leaving.id}, ${`group ${suffix}`})`
+          yield* sql`INSERT INTO import_runs (domain_id, user_id, source, file_sha256, file_name) VALUES (${domainA}, ${leaving.id}, 'csv', ${suffix}, 'links.csv')`
+          // The same rollup key for both users: the heir's count and the leaving user's add up.
+          for (const [user, clicks] of [[leaving.id, 3], [heir.id, 2]] as const) {
+            yield* sql`INSERT INTO click_rollups_user (domain_id, user_id, kind, day, value, region, city, clicks, scans) VALUES (${domainA}, ${user}, 'g', '2026-01-02', 'FR', '', '', ${clicks}, 1)`
+            yield* sql`INSERT INTO click_rollups_user_month (domain_id, user_id, kind, month, value, region, city, clicks, scans) VALUES (${domainA}, ${user}, 'g', '2026-01-01', 'FR', '', '', ${clicks}, 1)`
+            yield* sql`INSERT INTO click_rollups_user_hour (domain_id, user_id, kind, hour, value, region, city, clicks, scans) VALUES (${domainA}, ${user}, 'g', '2026-01-02T10:00:00Z', 'FR', '', '', ${clicks}, 1)`
+          }
+          return ids
+        })
+      )
+      const remove = ["user", "delete", "--email", leaving.email, "--reassign-to"]
+      yield* refused([...remove, leaving.email.toUpperCase()], 1, new RegExp(`^error: --reassign-to names user ${leaving.id} ${leaving.email}, the one being deleted\\n$`))
+      yield* refused([...remove, String(stranger.id)], 1, new RegExp(`^error: user ${stranger.id} ${stranger.email} is of account ${accountB}, not of account ${accountA} of user ${leaving.id} `))
+      yield* refused([...remove, disabled.email], 1, new RegExp(`^error: user ${disabled.id} ${disabled.email} is disabled: enable them first \\(user enable\\), or choose another user\\n$`))
+      yield* refused([...remove, "999999999"], 1, /^error: there is no user 999999999\n$/)
+      yield* refused([...remove, "nobody@example.com"], 1, /^error: there is no user with the e-mail nobody@example.com\n$/)
+      expect(yield* usageError(...remove, "nobody")).toBe('--reassign-to must be a user id or an e-mail address, not "nobody"')
+      expect(numberAt(yield* json("link", "show", "--link", String(links[0])), "user_id")).toBe(leaving.id)
+
+      expect(yield* json(...remove, String(heir.id))).toEqual({
+        user_id: leaving.id,
+        email: leaving.email,
+        deleted: true,
+        reassigned_to: heir.id,
+        links: 2,
+        tags: 1,
+        groups: 1
+      })
+      yield* refused(["user", "show", "--email", leaving.email], 1, /there is no user/)
+      for (const id of links) expect(numberAt(yield* json("link", "show", "--link", String(id)), "user_id")).toBe(heir.id)
+      const owners = yield* withDatabase(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql<{ what: string; user_id: number; clicks: number }>`
+            SELECT 'tag' AS what, user_id, 0 AS clicks FROM tags WHERE name = ${`tag ${suffix}`}
+            UNION ALL SELECT 'group', user_id, 0 FROM link_groups WHERE name = ${`group ${suffix}`}
+            UNION ALL SELECT 'import', user_id, 0 FROM import_runs WHERE file_sha256 = ${suffix}
+            UNION ALL SELECT 'day', user_id, clicks FROM click_rollups_user WHERE domain_id = ${domainA} AND user_id IN (${leaving.id}, ${heir.id})
+            UNION ALL SELECT 'month', user_id, clicks FROM click_rollups_user_month WHERE domain_id = ${domainA} AND user_id IN (${leaving.id}, ${heir.id})
+            UNION ALL SELECT 'hour', user_id, clicks FROM click_rollups_user_hour WHERE domain_id = ${domainA} AND user_id IN (${leaving.id}, ${heir.id})
+            ORDER BY 1`
+        })
+      )
+      expect(owners.map((row) => [row.what, row.user_id, row.clicks])).toEqual(
+        [["day", heir.id, 5], ["group", heir.id, 0], ["hour", heir.id, 5], ["import", heir.id, 0], ["month", heir.id, 5], ["tag", heir.id, 0]]
+      )
+
+      // By e-mail, as text: a user owning nothing is deleted as before.
+      const idle = yield* newUser(accountA, "idle")
+      const text = yield* cli(["user", "delete", "--email", idle.email, "--reassign-to", heir.email])
+      expect(text).toEqual({
+        code: 0,
+        stdout: `deleted user ${idle.id} ${idle.email}; their 0 link(s), 0 tag(s) and 0 group(s) now belong to user ${heir.id}\n`,
+        stderr: ""
+      })
     })
   )
 

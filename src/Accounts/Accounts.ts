@@ -3,7 +3,7 @@ import { Data, Effect, Option } from "effect"
 import type { Plan, Role } from "./User.ts"
 import { AccountRepo } from "./AccountRepo.ts"
 import { DomainRepo } from "../Domains/DomainRepo.ts"
-import { UserRepo } from "./UserRepo.ts"
+import { type UserRecord, UserRepo } from "./UserRepo.ts"
 import { passwordProblem, Passwords } from "../Auth/Passwords.ts"
 import { newRefreshToken } from "../Auth/TokenStore.ts"
 import { violatesUniqueIndex } from "../Sql/Constraints.ts"
@@ -15,6 +15,9 @@ const EMAIL = /^[^\s@]{1,64}@(?!-)[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*$/
 
 export const emailProblem = (email: string) =>
   email.length > 254 || !EMAIL.test(email) ? `"${email}" is not a valid e-mail address` : undefined
+
+/** A user named by id or by e-mail. */
+export type UserRef = { readonly id: number } | { readonly email: string }
 
 export interface NewUser {
   readonly accountId: number
@@ -112,20 +115,53 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
         })
       )
 
-    /** Deletes a user who owns nothing; one who owns links, tags or groups can only be disabled. */
-    const deleteUser = (email: string) =>
+    /** The user `ref` names, locked with `user` (the one to delete) until the transaction ends, and as they are now. */
+    const lockedPair = (user: UserRecord, ref: UserRef) =>
+      Effect.gen(function* () {
+        const found = "id" in ref ? yield* users.findById(ref.id) : yield* users.findByEmail(ref.email.trim())
+        if (Option.isNone(found)) {
+          return yield* new AdminError({ message: "id" in ref ? `there is no user ${ref.id}` : `there is no user with the e-mail ${ref.email.trim()}` })
+        }
+        if (found.value.id === user.id) return yield* new AdminError({ message: `--reassign-to names user ${user.id} ${user.email}, the one being deleted` })
+        const rows = yield* users.lock([user.id, found.value.id])
+        const heir = rows.find((row) => row.id === found.value.id)
+        if (heir === undefined || !rows.some((row) => row.id === user.id)) return yield* new AdminError({ message: "the user was deleted meanwhile" })
+        return heir
+      })
+
+    /**
+     * Deletes a user. One who owns links, tags or groups is refused (`user disable` keeps them), unless
+     * `reassignTo` names an enabled user of the same account, who gets them in the same transaction.
+     */
+    const deleteUser = (email: string, reassignTo?: UserRef) =>
       sql.withTransaction(
         Effect.gen(function* () {
-          const user = yield* users.findByEmail(email.trim())
-          if (Option.isNone(user)) return yield* new AdminError({ message: `there is no user with the e-mail ${email.trim()}` })
-          const { groups, links, tags } = yield* users.owned(user.value.id)
-          if (links + tags + groups > 0) {
+          const found = yield* users.findByEmail(email.trim())
+          if (Option.isNone(found)) return yield* new AdminError({ message: `there is no user with the e-mail ${email.trim()}` })
+          const user = found.value
+          if (reassignTo === undefined) {
+            yield* users.lock([user.id])
+            const { groups, links, tags } = yield* users.owned(user.id)
+            if (links + tags + groups > 0) {
+              return yield* new AdminError({
+                message: `user ${user.id} ${user.email} owns ${links} link(s), ${tags} tag(s) and ${groups} group(s), which keep them: disable them instead (user disable), or hand them to another user (--reassign-to)`
+              })
+            }
+            yield* users.remove(user.id)
+            return { user_id: user.id, email: user.email, deleted: true }
+          }
+          const heir = yield* lockedPair(user, reassignTo)
+          if (heir.account_id !== user.account_id) {
             return yield* new AdminError({
-              message: `user ${user.value.id} ${user.value.email} owns ${links} link(s), ${tags} tag(s) and ${groups} group(s), which keep them: disable them instead (user disable)`
+              message: `user ${heir.id} ${heir.email} is of account ${heir.account_id}, not of account ${user.account_id} of user ${user.id} ${user.email}`
             })
           }
-          yield* users.remove(user.value.id)
-          return { user_id: user.value.id, email: user.value.email, deleted: true }
+          if (heir.disabled) {
+            return yield* new AdminError({ message: `user ${heir.id} ${heir.email} is disabled: enable them first (user enable), or choose another user` })
+          }
+          const moved = yield* users.handOver(user.id, heir.id)
+          yield* users.remove(user.id)
+          return { user_id: user.id, email: user.email, deleted: true, reassigned_to: heir.id, ...moved }
         })
       )
 

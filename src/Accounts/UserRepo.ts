@@ -45,9 +45,22 @@ const selectUser = (sql: SqlClient.SqlClient, more: Fragment = sql``) => sql`
          u.disabled ${more}
   FROM users u JOIN accounts a ON a.id = u.account_id`
 
+/** The click rollups summed per link owner, each with its time column, in the order the click writer adds to them. */
+const OWNER_ROLLUPS = [
+  ["click_rollups_user_hour", "hour"],
+  ["click_rollups_user", "day"],
+  ["click_rollups_user_month", "month"]
+] as const
+
 export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: UserRecord,
+      execute: (id) => sql`${selectUser(sql)} WHERE u.id = ${id}`
+    })
 
     const findByEmail = SqlSchema.findOne({
       Request: Schema.String,
@@ -141,12 +154,56 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
         (rows) => rows[0] ?? { links: 0, tags: 0, groups: 0 }
       )
 
+    /**
+     * The users' rows locked until the transaction ends, in id order (two deletions naming each other
+     * wait instead of deadlocking), as they are now.
+     */
+    const lock = (ids: ReadonlyArray<number>) =>
+      sql<{ id: number; account_id: number; email: string; disabled: boolean }>`
+        SELECT id, account_id, email, disabled FROM users WHERE ${sql.in("id", ids)} ORDER BY id FOR UPDATE`
+
+    /**
+     * Hands everything `from` owns to `to`, in the caller's transaction: links (deleted ones too), tags,
+     * groups, import runs, and the owner's share of the click rollups, added to `to`'s. The links are
+     * locked first, in id order as the click writer locks them; a batch of clicks that was writing to
+     * them has then committed its rollups (moved with the rest), and one that comes later waits and
+     * counts them for `to`.
+     */
+    const handOver = (from: number, to: number) =>
+      Effect.gen(function* () {
+        yield* sql`SELECT 1 FROM links WHERE user_id = ${from} ORDER BY id FOR NO KEY UPDATE`
+        const moved = (table: string) =>
+          Effect.map(
+            sql<{ n: number }>`
+              WITH moved AS (UPDATE ${sql(table)} SET user_id = ${to} WHERE user_id = ${from} RETURNING 1)
+              SELECT count(*)::int8 AS n FROM moved`,
+            (rows) => rows[0]?.n ?? 0
+          )
+        const links = yield* moved("links")
+        const tags = yield* moved("tags")
+        const groups = yield* moved("link_groups")
+        yield* moved("import_runs")
+        for (const [table, time] of OWNER_ROLLUPS) {
+          const key = sql.literal(`domain_id, kind, ${time}, user_id, value, region, city`)
+          yield* sql`
+            INSERT INTO ${sql(table)} (${key}, clicks, scans)
+            SELECT domain_id, kind, ${sql(time)}, ${to}::int8, value, region, city, clicks, scans
+            FROM ${sql(table)} WHERE user_id = ${from}
+            ORDER BY domain_id, kind, ${sql(time)}, value, region, city
+            ON CONFLICT (${key})
+            DO UPDATE SET clicks = ${sql(table)}.clicks + excluded.clicks, scans = ${sql(table)}.scans + excluded.scans`
+          yield* sql`DELETE FROM ${sql(table)} WHERE user_id = ${from}`
+        }
+        return { links, tags, groups }
+      })
+
     /** Deletes the user (their access tokens, domain admin rights and group memberships go with them). */
     const remove = (id: number) => sql`DELETE FROM users WHERE id = ${id}`.pipe(Effect.asVoid)
 
     const count = Effect.map(sql<{ n: number }>`SELECT count(*)::int8 AS n FROM users`, (rows) => rows[0]?.n ?? 0)
 
     return {
+      findById,
       findByEmail,
       findByAccessToken,
       findByRefreshToken,
@@ -157,6 +214,8 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       listOfAccount,
       countOfAccount,
       owned,
+      lock,
+      handOver,
       remove,
       count
     } as const

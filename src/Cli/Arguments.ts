@@ -1,57 +1,14 @@
 import { Effect, Option, ParseResult, Schema } from "effect"
-import { parseArgs } from "node:util"
 import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
 import { Plan, Role } from "../Accounts/User.ts"
-import { emailProblem } from "../Accounts/Accounts.ts"
+import { emailProblem, type UserRef } from "../Accounts/Accounts.ts"
 import { passwordProblem } from "../Auth/Passwords.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
 import { IMPORT_SOURCES } from "../Import/Sources.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
+import { isHelpOrVersion, type OptionName, scanCommandLine } from "./Options.ts"
 import { LAST_SECOND, UnixSecond } from "../Analytics/AnalyticsWindow.ts"
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
-
-type Kind = "value" | "flag"
-
-const optionKinds = {
-  name: "value",
-  plan: "value",
-  "link-quota": "value",
-  account: "value",
-  email: "value",
-  password: "value",
-  nickname: "value",
-  "first-name": "value",
-  "last-name": "value",
-  role: "value",
-  user: "value",
-  domain: "value",
-  fields: "value",
-  group: "value",
-  link: "value",
-  owner: "value",
-  page: "value",
-  from: "value",
-  "batch-size": "value",
-  "dry-run": "flag",
-  output: "value",
-  to: "value",
-  url: "value",
-  events: "value",
-  webhook: "value",
-  delivery: "value",
-  file: "value",
-  "password-stdin": "flag",
-  on: "flag",
-  off: "flag",
-  global: "flag",
-  json: "flag",
-  help: "flag",
-  version: "flag"
-} as const satisfies Record<string, Kind>
-
-type OptionName = keyof typeof optionKinds
-
-const isOptionName = (name: string): name is OptionName => Object.hasOwn(optionKinds, name)
 
 const usage = (message: string) => new UsageError({ message })
 
@@ -193,6 +150,19 @@ const webhookEvents = (given: Given) =>
       : Effect.fail(usage(`--events must be a comma-separated list of ${WEBHOOK_EVENTS.join(", ")}, not "${raw}"`))
   })
 
+/** `--reassign-to`: a user's id or e-mail address. */
+const heir = (given: Given): Effect.Effect<UserRef | undefined, UsageError> =>
+  Option.match(given.optional("reassign-to"), {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (raw) => {
+      const value = raw.trim()
+      if (/^[1-9][0-9]{0,15}$/.test(value) && Number.isSafeInteger(Number(value))) return Effect.succeed({ id: Number(value) })
+      return emailProblem(value) === undefined
+        ? Effect.succeed({ email: value })
+        : Effect.fail(usage(`--reassign-to must be a user id or an e-mail address, not "${raw}"`))
+    }
+  })
+
 const byEmail = (make: (email: string) => Command): CommandSpec => ({
   options: ["email"],
   build: (given) => Effect.map(text(given, "email", 254), make)
@@ -246,7 +216,11 @@ const commands: Readonly<Record<string, CommandSpec>> = {
   "user revoke-tokens": byEmail((email) => Command.UserRevokeTokens({ email })),
   "user disable": byEmail((email) => Command.UserDisable({ email })),
   "user enable": byEmail((email) => Command.UserEnable({ email })),
-  "user delete": byEmail((email) => Command.UserDelete({ email })),
+  "user delete": {
+    options: ["email", "reassign-to"],
+    build: (given) =>
+      Effect.all({ email: text(given, "email", 254), reassignTo: heir(given) }).pipe(Effect.map(Command.UserDelete))
+  },
   "user password": {
     options: ["email", "password", "password-stdin"],
     build: (given) =>
@@ -389,9 +363,6 @@ const commands: Readonly<Record<string, CommandSpec>> = {
   migrate: { options: [], build: () => Effect.succeed(Command.Migrate()) }
 }
 
-/** Commands of one word. */
-const ONE_WORD = new Set(["migrate", "import"])
-
 export interface Invocation {
   readonly json: boolean
   readonly command: Effect.Effect<Command, UsageError>
@@ -399,38 +370,13 @@ export interface Invocation {
 
 /** Reads the command line; `json` is known even when the rest of it is wrong. */
 export const parseInvocation = (argv: ReadonlyArray<string>): Invocation => {
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(
-      Object.entries(optionKinds).map(([name, kind]) => [name, { type: kind === "value" ? "string" : "boolean" }] as const)
-    ),
-    strict: false,
-    allowPositionals: true,
-    tokens: true
-  })
-  const json = tokens.some((token) => token.kind === "option" && token.name === "json")
+  const { json, scanned } = scanCommandLine(argv)
   const command = Effect.gen(function* () {
-    const words: Array<string> = []
-    const values = new Map<OptionName, Array<string>>()
-    for (const token of tokens) {
-      if (token.kind === "positional") words.push(token.value)
-      if (token.kind !== "option") continue
-      const name = token.name
-      if (!isOptionName(name)) return yield* usage(`unknown option ${token.rawName}`)
-      if (optionKinds[name] === "flag") {
-        if (token.value !== undefined) return yield* usage(`--${name} takes no value`)
-        values.set(name, [...(values.get(name) ?? []), ""])
-      } else {
-        if (token.value === undefined || (!token.inlineValue && token.value.startsWith("--"))) {
-          return yield* usage(`--${name} needs a value`)
-        }
-        values.set(name, [...(values.get(name) ?? []), token.value])
-      }
-    }
-    if (values.has("version")) return Command.Version()
-    const spoken = words.slice(0, ONE_WORD.has(words[0] ?? "") ? 1 : 2).join(" ")
+    if (scanned._tag === "Problem") return yield* usage(scanned.message)
+    const { words, values, spoken } = scanned
     const spec = commands[spoken]
-    if (values.has("help") || words.length === 0) return Command.Help({ command: spec === undefined ? undefined : spoken })
+    if (values.has("version")) return Command.Version()
+    if (isHelpOrVersion(scanned)) return Command.Help({ command: spec === undefined ? undefined : spoken })
     if (spec === undefined) return yield* usage(`unknown command "${words.join(" ")}"`)
     const operands = words.slice(spoken.split(" ").length)
     const extra = operands[spec.operand === undefined ? 0 : 1]

@@ -1,6 +1,7 @@
 import { Data } from "effect"
 import type { UtmField } from "../Tags/UtmTemplate.ts"
 import type { Plan, Role } from "../Accounts/User.ts"
+import type { UserRef } from "../Accounts/Accounts.ts"
 import type { ImportOptions } from "../Import/Importer.ts"
 import type { WebhookEvent } from "../Webhooks/Webhook.ts"
 
@@ -35,7 +36,7 @@ export type Command = Data.TaggedEnum<{
   UserEnable: { readonly email: string }
   UserPassword: { readonly email: string; readonly password: PasswordSource }
   UserRevokeTokens: { readonly email: string }
-  UserDelete: { readonly email: string }
+  UserDelete: { readonly email: string; readonly reassignTo: UserRef | undefined }
   UserList: { readonly accountId: number | null; readonly page: number }
   UserShow: { readonly email: string }
   AccountList: { readonly page: number }

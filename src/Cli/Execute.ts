@@ -232,9 +232,15 @@ export const execute = (command: DatabaseCommand) =>
         Effect.map((user): Outcome => ({ json: user, text: `the access tokens of user ${user.user_id} ${user.email} no longer work` }))
       ),
 
-    UserDelete: ({ email }) =>
-      withAccounts((accounts) => accounts.deleteUser(email)).pipe(
-        Effect.map((user): Outcome => ({ json: user, text: `deleted user ${user.user_id} ${user.email}` }))
+    UserDelete: ({ email, reassignTo }) =>
+      withAccounts((accounts) => accounts.deleteUser(email, reassignTo)).pipe(
+        Effect.map((user): Outcome => ({
+          json: user,
+          text:
+            "reassigned_to" in user
+              ? `deleted user ${user.user_id} ${user.email}; their ${user.links} link(s), ${user.tags} tag(s) and ${user.groups} group(s) now belong to user ${user.reassigned_to}`
+              : `deleted user ${user.user_id} ${user.email}`
+        }))
       ),
 
     TokenSecretRotate: () =>

@@ -33,8 +33,10 @@ export const HELP: Readonly<Record<string, Help>> = {
   "user disable": { synopsis: "user disable --email E", description: "the user can no longer log in; their access tokens stop working" },
   "user enable": { synopsis: "user enable --email E", description: "a disabled user can log in again" },
   "user delete": {
-    synopsis: "user delete --email E",
-    description: "deletes a user who owns no links, tags or groups (otherwise: user disable)"
+    synopsis: "user delete --email E [--reassign-to USER]",
+    description:
+      "deletes a user who owns no links, tags or groups (otherwise: user disable); with --reassign-to (an id or\n" +
+      "e-mail of an enabled user of the same account) the user's links, tags, groups and their clicks go to that user"
   },
   "user password": {
     synopsis: `user password --email E [${PASSWORD}]`,

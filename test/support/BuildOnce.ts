@@ -22,7 +22,8 @@ const modified = (path: string) => {
 
 /**
  * Vitest's global setup: `npm start` runs the build in `dist/` (tests of the process as npm starts it
- * use it), so it is rebuilt first when a source file changed since; a fresh install has just built it.
+ * use it), so it is rebuilt first when a source file changed since, the CLI's bundle too; a fresh
+ * install has just built it.
  */
 export default function buildOnce() {
   const built = modified(join(REPO, "dist", "main.js"))
@@ -33,4 +34,6 @@ export default function buildOnce() {
   if (built !== undefined && built >= sources) return
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: REPO, stdio: "inherit" })
+  // As `npm run build` does: tsc's dist/cli.js would load the CLI's modules one by one, slowly.
+  execFileSync(process.execPath, ["scripts/bundle-cli.mjs"], { cwd: REPO, stdio: "inherit" })
 }
