@@ -1,7 +1,7 @@
 /**
  * What counting the visits of `max_clicks` links costs PostgreSQL, without HTTP or clicks around it:
  * the service's own PostgreSQL counter (`ClickLimits.layerDatabase`) driven by a fixed number of
- * takes, on a fresh database of BENCH_DATABASE_URL. `npx tsx bench/click-limits.ts`.
+ * takes, on a fresh database of BENCH_DATABASE_URL. `npm run bench:limits`.
  *
  * Environment (all optional):
  *   BENCH_LINKS        limited links, taken in turn like bench:redirect's /c0.. (default 100)
@@ -47,9 +47,11 @@ runProgram("bench:click-limits", async (cleanup) => {
   const url = withDatabase(serverUrl, database)
   const setup = new pg.Client({ connectionString: url })
   await setup.connect()
-  // The table of sql/0017 without its reference to links: an UPDATE that leaves link_id alone checks no key.
-  await setup.query("CREATE TABLE link_limits (link_id bigint PRIMARY KEY, used bigint NOT NULL)")
+  // The table of sql/0017 and 0019 without its reference to links: an UPDATE that leaves link_id alone checks no key.
+  await setup.query("CREATE TABLE link_limits (link_id bigint PRIMARY KEY, used bigint NOT NULL, granted bigint NOT NULL DEFAULT 0)")
   const pool = new pg.Pool({ connectionString: url, max: 10, application_name: "links-limits-bench" })
+  // Connections are ended by the DROP DATABASE at the end.
+  pool.on("error", () => undefined)
   cleanup.defer("close the pool", () => pool.end())
   let statements = 0
   const query = pool.query.bind(pool)
