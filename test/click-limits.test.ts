@@ -1,8 +1,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
+import pg from "pg"
 import { Scheduler } from "../src/Links/Scheduler.ts"
 import { ClickLimits, type ClickLimitsService, type Turn } from "../src/Redirect/ClickLimits.ts"
-import { type DatabasePool, serverClient } from "../src/Sql/Database.ts"
+import { DatabasePool, serverClient } from "../src/Sql/Database.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
@@ -168,6 +169,32 @@ describe("click counters", () => {
         for (const id of ids) {
           expect(tally(turns.filter(([link]) => link === id).map(([, turn]) => turn)), `link ${id}`).toEqual({ allowed: 24, last: 1, exhausted: 55 })
         }
+      }).pipe(Effect.scoped)
+    )
+  })
+})
+
+describe("the counter's commit", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("goes without waiting for the disk in its own transaction only: its connection waits for the disk again afterwards", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const shared = yield* DatabasePool
+        const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
+        const single = yield* Effect.acquireRelease(
+          Effect.sync(() => new pg.Pool({ ...config, max: 1 })),
+          (pool) => Effect.promise(() => pool.end())
+        )
+        const setting = Effect.promise(() => single.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).pipe(
+          Effect.map(({ rows }) => rows[0]!.synchronous_commit)
+        )
+        const before = yield* setting
+        const limits = yield* built(Layer.provide(ClickLimits.layerDatabase, Layer.succeed(DatabasePool, { ...shared, pool: single })))
+        const id = yield* newLink(user, domain.id)
+        expect(tally(yield* takeAtOnce(limits, id, 3))).toEqual({ allowed: 3, last: 0, exhausted: 0 })
+        expect(yield* setting).toBe(before)
+        expect(before).not.toBe("off")
       }).pipe(Effect.scoped)
     )
   })
