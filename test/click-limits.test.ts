@@ -124,16 +124,22 @@ const roundTrips = Effect.map(call("GET", "/metrics"), (reply) => {
 
 const built = (limits: Layer.Layer<ClickLimits, never, DatabasePool>) => Effect.map(Layer.build(limits), Context.get(ClickLimits))
 
+/** The PostgreSQL counter and, when Redis is up, the Redis one, each with a new link. */
+const eachCounter = Effect.gen(function* () {
+  const user = yield* newUser()
+  const domain = yield* newShortDomain(user)
+  const counters = [yield* built(ClickLimits.layerDatabase)]
+  if (redisUp) counters.push(yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl))))
+  const linked: Array<readonly [ClickLimitsService, number]> = []
+  for (const limits of counters) linked.push([limits, yield* newLink(user, domain.id)] as const)
+  return linked
+})
+
 describe("click counters", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("200 takes at once of a limit of 25 are counted by one round trip that grants 25 of them: 24 allowed and one last, in PostgreSQL and in Redis", () =>
       Effect.gen(function* () {
-        const user = yield* newUser()
-        const domain = yield* newShortDomain(user)
-        const inDatabase = yield* built(ClickLimits.layerDatabase)
-        const onRedis = yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl)))
-        for (const limits of redisUp ? [inDatabase, onRedis] : [inDatabase]) {
-          const id = yield* newLink(user, domain.id)
+        for (const [limits, id] of yield* eachCounter) {
           const before = yield* roundTrips
           expect(tally(yield* takeAtOnce(limits, id, 200))).toEqual({ allowed: 24, last: 1, exhausted: 175 })
           const after = yield* roundTrips
@@ -169,6 +175,42 @@ describe("click counters", () => {
         for (const id of ids) {
           expect(tally(turns.filter(([link]) => link === id).map(([, turn]) => turn)), `link ${id}`).toEqual({ allowed: 24, last: 1, exhausted: 55 })
         }
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("under a steady stream of visits the PostgreSQL counter, busy, waits for more to join its next round trip; a lone visit goes alone", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        // PostgreSQL only: Redis answers within a fraction of a millisecond, so at this rate its groups
+        // mostly stay under 8 and it sends at once.
+        const limits = yield* built(ClickLimits.layerDatabase)
+        const id = yield* newLink(user, domain.id)
+        const before = yield* roundTrips
+        // A group of 20 makes the counter busy; then 10 visits a millisecond for 30 ms, spread over the
+        // turns of the event loop. Sent at once, each round trip would carry the visits of the time
+        // it lasted (9-15 visits measured); waiting while visits keep coming, 2 ms more (40-46).
+        const stream = Effect.promise(async () => {
+          const turns: Array<Promise<Turn>> = []
+          const started = performance.now()
+          while (turns.length < 300) {
+            const due = Math.min(300, 5 + Math.floor((performance.now() - started) * 10))
+            while (turns.length < due) turns.push(limits.take(id, 1_000_000))
+            await new Promise((resolve) => setImmediate(resolve))
+          }
+          return Promise.all(turns)
+        })
+        const [burst, streamed] = yield* Effect.all([takeAtOnce(limits, id, 20, 1_000_000), stream], { concurrency: 2 })
+        expect(tally([...burst, ...streamed]).allowed).toBe(320)
+        const busy = yield* roundTrips
+        const visitsPerTrip = (busy.visits - before.visits) / (busy.trips - before.trips)
+        expect(busy.visits - before.visits).toBe(320)
+        expect(visitsPerTrip, `${busy.trips - before.trips} round trips`).toBeGreaterThanOrEqual(25)
+        const started = performance.now()
+        expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
+        const lone = performance.now() - started
+        const after = yield* roundTrips
+        expect([after.trips - busy.trips, after.visits - busy.visits], `lone visit answered in ${lone.toFixed(2)} ms`).toEqual([1, 1])
       }).pipe(Effect.scoped)
     )
   })

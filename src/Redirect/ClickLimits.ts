@@ -65,19 +65,33 @@ interface Waiting {
   readonly visits: Array<{ readonly resolve: (turn: Turn) => void; readonly reject: (error: unknown) => void }>
 }
 
+/** A round trip that carried at least this many visits means the instance is busy: the next one waits a little. */
+const BUSY = 8
+/** The longest the next round trip then waits for more visits to join it (the p99 of a redirect is some ms). */
+const GAP_MS = 2
+/** A group this large is sent without waiting longer. */
+const FULL = 200
+
 /**
  * Visits counted by `count`, one round trip at a time per process: the visits that arrive while one
- * is under way wait for the next, which counts them together, whatever the rate. A lone visit goes
- * at once (after the visits of the same turn of the event loop).
+ * is under way wait for the next, which counts them together. A lone visit goes at once (after the
+ * visits of the same turn of the event loop). When the round trip that just returned carried `BUSY`
+ * visits or more and visits are waiting, the next one waits while they keep coming (checked every
+ * millisecond, the timers' step), at most `GAP_MS` or until `FULL` wait, so that a busy instance
+ * sends fewer, larger groups (docs/DECISIONS.md, exact click limits).
  */
 const grouped = (count: Count) => {
   let waiting = new Map<number, Waiting>()
+  let waitingVisits = 0
   let running = false
+  // Visits waiting when the round trip under way was answered (-1 until then).
+  let waitingAtAnswer = -1
 
-  const send = async (batch: Map<number, Waiting>) => {
+  const send = async (batch: Map<number, Waiting>, visits: number) => {
     const asked = new Map([...batch].map(([id, { max, visits }]) => [id, { n: visits.length, max }]))
     const counted = await count(asked)
-    recordClickLimitRoundTrip([...asked.values()].reduce((sum, { n }) => sum + n, 0))
+    waitingAtAnswer = waitingVisits
+    recordClickLimitRoundTrip(visits)
     for (const [id, { max, visits }] of batch) {
       const got = counted.get(id)
       visits.forEach((visit, i) => visit.resolve(got === undefined || i >= got.granted ? "exhausted" : turnOf(got.before + i + 1, max)))
@@ -85,19 +99,36 @@ const grouped = (count: Count) => {
   }
 
   const flush = () => {
-    if (running || waiting.size === 0) return
+    if (waiting.size === 0) {
+      running = false
+      return
+    }
     running = true
     const batch = waiting
+    const visits = waitingVisits
     waiting = new Map()
-    send(batch)
+    waitingVisits = 0
+    waitingAtAnswer = -1
+    send(batch, visits)
       .catch((error: unknown) => {
         for (const { visits } of batch.values()) for (const visit of visits) visit.reject(error)
       })
       .finally(() => {
-        running = false
-        flush()
+        // None waiting at the answer, and every visit answered asked again at once: callers that each
+        // wait for their answer (a fixed number of them), whom a wait would only slow.
+        const allBack = waitingAtAnswer === 0 && waitingVisits === visits
+        if (visits >= BUSY && waitingVisits > 0 && !allBack) gather(performance.now(), waitingVisits)
+        else flush()
       })
   }
+
+  /** Waits, still `running`, while visits keep joining the next group, then sends it. */
+  const gather = (since: number, seen: number) =>
+    setTimeout(() => {
+      const quiet = waitingVisits === seen
+      if (quiet || waitingVisits >= FULL || performance.now() - since >= GAP_MS) flush()
+      else gather(since, waitingVisits)
+    }, 1)
 
   return (linkId: number, max: number) =>
     new Promise<Turn>((resolve, reject) => {
@@ -107,7 +138,11 @@ const grouped = (count: Count) => {
         waiting.set(linkId, entry)
       }
       entry.visits.push({ resolve, reject })
-      if (!running) setImmediate(flush)
+      waitingVisits += 1
+      if (!running) {
+        running = true
+        setImmediate(flush)
+      }
     })
 }
 
