@@ -1,10 +1,12 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
+import pg from "pg"
 import { Scheduler } from "../src/Links/Scheduler.ts"
-import { ClickLimits, type ClickLimitsService } from "../src/Redirect/ClickLimits.ts"
-import { type DatabasePool, serverClient } from "../src/Sql/Database.ts"
+import { ClickLimits, type ClickLimitsService, type Turn } from "../src/Redirect/ClickLimits.ts"
+import { DatabasePool, serverClient } from "../src/Sql/Database.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
+import { parseExposition, valueOf } from "./support/Prometheus.ts"
 import { randomClient, redisReachable, testRedisUrl } from "./support/RateWindow.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
 import { FACEBOOK, FIREFOX, putSettings } from "./support/SmartLinks.ts"
@@ -104,36 +106,137 @@ describe.runIf(testServerUrl !== undefined && redisUp)("max_clicks across two in
   })
 })
 
-/** 200 takes at once of a limit of 25 through `limits`: the turns they got. */
-const takeAtOnce = (limits: ClickLimitsService, linkId: number) =>
-  Effect.promise(() => Promise.all(Array.from({ length: 200 }, () => limits.take(linkId, 25))))
+/** `n` takes at once of a limit of `max` through `limits`: the turns they got. */
+const takeAtOnce = (limits: ClickLimitsService, linkId: number, n: number, max = 25) =>
+  Effect.promise(() => Promise.all(Array.from({ length: n }, () => limits.take(linkId, max))))
+
+const tally = (turns: ReadonlyArray<Turn>) => ({
+  allowed: turns.filter((turn) => turn === "allowed").length,
+  last: turns.filter((turn) => turn === "last").length,
+  exhausted: turns.filter((turn) => turn === "exhausted").length
+})
+
+/** The counters' round trips and the visits they counted so far, from this process's /metrics. */
+const roundTrips = Effect.map(call("GET", "/metrics"), (reply) => {
+  const exposition = parseExposition(reply.text)
+  return { trips: valueOf(exposition, "click_limit_round_trips_total"), visits: valueOf(exposition, "click_limit_visits_total") }
+})
+
+const built = (limits: Layer.Layer<ClickLimits, never, DatabasePool>) => Effect.map(Layer.build(limits), Context.get(ClickLimits))
+
+/** The PostgreSQL counter and, when Redis is up, the Redis one, each with a new link. */
+const eachCounter = Effect.gen(function* () {
+  const user = yield* newUser()
+  const domain = yield* newShortDomain(user)
+  const counters = [yield* built(ClickLimits.layerDatabase)]
+  if (redisUp) counters.push(yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl))))
+  const linked: Array<readonly [ClickLimitsService, number]> = []
+  for (const limits of counters) linked.push([limits, yield* newLink(user, domain.id)] as const)
+  return linked
+})
 
 describe("click counters", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
-    it.effect("concurrent takes of a limit of 25 give 24 allowed and one last, in PostgreSQL (also batched by two counters over three links) and in Redis", () =>
+    it.effect("200 takes at once of a limit of 25 are counted by one round trip that grants 25 of them: 24 allowed and one last, in PostgreSQL and in Redis", () =>
+      Effect.gen(function* () {
+        for (const [limits, id] of yield* eachCounter) {
+          const before = yield* roundTrips
+          expect(tally(yield* takeAtOnce(limits, id, 200))).toEqual({ allowed: 24, last: 1, exhausted: 175 })
+          const after = yield* roundTrips
+          expect([after.trips - before.trips, after.visits - before.visits]).toEqual([1, 200])
+          expect((yield* Effect.promise(() => limits.take(id, 25)))).toBe("exhausted")
+        }
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("two counters (as two instances) grouping visits at the edge of the limit grant exactly what is left, in PostgreSQL and in Redis", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
         const domain = yield* newShortDomain(user)
-        const built = (limits: Layer.Layer<ClickLimits, never, DatabasePool>) => Effect.map(Layer.build(limits), Context.get(ClickLimits))
-        const inDatabase = yield* built(ClickLimits.layerDatabase)
-        const onRedis = yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl)))
-        for (const limits of redisUp ? [inDatabase, onRedis] : [inDatabase]) {
+        const stores = [[yield* built(ClickLimits.layerDatabase), yield* built(ClickLimits.layerDatabase)]]
+        if (redisUp) stores.push([yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl))), yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl)))])
+        for (const [a, b] of stores) {
           const id = yield* newLink(user, domain.id)
-          const turns = yield* takeAtOnce(limits, id)
-          expect(turns.filter((turn) => turn === "allowed").length).toBe(24)
-          expect(turns.filter((turn) => turn === "last").length).toBe(1)
-          expect((yield* Effect.promise(() => limits.take(id, 25)))).toBe("exhausted")
+          expect(tally(yield* takeAtOnce(a!, id, 20))).toEqual({ allowed: 20, last: 0, exhausted: 0 })
+          // 5 turns left; each counter asks for 4 in one round trip: one gets 4, the other 1 of its 4.
+          const before = yield* roundTrips
+          const [first, second] = yield* Effect.all([takeAtOnce(a!, id, 4), takeAtOnce(b!, id, 4)], { concurrency: 2 })
+          expect((yield* roundTrips).trips - before.trips).toBe(2)
+          expect(tally([...first, ...second])).toEqual({ allowed: 4, last: 1, exhausted: 3 })
+          expect([tally(first).exhausted, tally(second).exhausted].sort()).toEqual([0, 3])
+          expect(tally(yield* takeAtOnce(b!, id, 3))).toEqual({ allowed: 0, last: 0, exhausted: 3 })
         }
-        // Two counters (as two instances) batching takes of three links at once.
-        const other = yield* built(ClickLimits.layerDatabase)
+        // Grouped takes of three links at once by both counters: 24 allowed and one last each.
+        const [inDatabase, other] = stores[0]!
         const ids = [yield* newLink(user, domain.id), yield* newLink(user, domain.id), yield* newLink(user, domain.id)]
         const turns = yield* Effect.promise(() =>
-          Promise.all(Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? inDatabase : other).take(ids[i % 3]!, 25).then((turn) => [ids[i % 3]!, turn] as const)))
+          Promise.all(Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? inDatabase! : other!).take(ids[i % 3]!, 25).then((turn) => [ids[i % 3]!, turn] as const)))
         )
         for (const id of ids) {
-          const own = turns.filter(([link]) => link === id).map(([, turn]) => turn)
-          expect([own.filter((turn) => turn === "allowed").length, own.filter((turn) => turn === "last").length], `link ${id}`).toEqual([24, 1])
+          expect(tally(turns.filter(([link]) => link === id).map(([, turn]) => turn)), `link ${id}`).toEqual({ allowed: 24, last: 1, exhausted: 55 })
         }
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("under a steady stream of visits the PostgreSQL counter, busy, waits for more to join its next round trip; a lone visit goes alone", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        // PostgreSQL only: Redis answers within a fraction of a millisecond, so at this rate its groups
+        // mostly stay under 8 and it sends at once.
+        const limits = yield* built(ClickLimits.layerDatabase)
+        const id = yield* newLink(user, domain.id)
+        const before = yield* roundTrips
+        // A group of 20 makes the counter busy; then 10 visits a millisecond for 30 ms, spread over the
+        // turns of the event loop. Sent at once, each round trip would carry the visits of the time
+        // it lasted (9-15 visits measured); waiting while visits keep coming, 2 ms more (40-46).
+        const stream = Effect.promise(async () => {
+          const turns: Array<Promise<Turn>> = []
+          const started = performance.now()
+          while (turns.length < 300) {
+            const due = Math.min(300, 5 + Math.floor((performance.now() - started) * 10))
+            while (turns.length < due) turns.push(limits.take(id, 1_000_000))
+            await new Promise((resolve) => setImmediate(resolve))
+          }
+          return Promise.all(turns)
+        })
+        const [burst, streamed] = yield* Effect.all([takeAtOnce(limits, id, 20, 1_000_000), stream], { concurrency: 2 })
+        expect(tally([...burst, ...streamed]).allowed).toBe(320)
+        const busy = yield* roundTrips
+        const visitsPerTrip = (busy.visits - before.visits) / (busy.trips - before.trips)
+        expect(busy.visits - before.visits).toBe(320)
+        expect(visitsPerTrip, `${busy.trips - before.trips} round trips`).toBeGreaterThanOrEqual(25)
+        const started = performance.now()
+        expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
+        const lone = performance.now() - started
+        const after = yield* roundTrips
+        expect([after.trips - busy.trips, after.visits - busy.visits], `lone visit answered in ${lone.toFixed(2)} ms`).toEqual([1, 1])
+      }).pipe(Effect.scoped)
+    )
+  })
+})
+
+describe("the counter's commit", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("goes without waiting for the disk in its own transaction only: its connection waits for the disk again afterwards", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const shared = yield* DatabasePool
+        const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
+        const single = yield* Effect.acquireRelease(
+          Effect.sync(() => new pg.Pool({ ...config, max: 1 })),
+          (pool) => Effect.promise(() => pool.end())
+        )
+        const setting = Effect.promise(() => single.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).pipe(
+          Effect.map(({ rows }) => rows[0]!.synchronous_commit)
+        )
+        const before = yield* setting
+        const limits = yield* built(Layer.provide(ClickLimits.layerDatabase, Layer.succeed(DatabasePool, { ...shared, pool: single })))
+        const id = yield* newLink(user, domain.id)
+        expect(tally(yield* takeAtOnce(limits, id, 3))).toEqual({ allowed: 3, last: 0, exhausted: 0 })
+        expect(yield* setting).toBe(before)
+        expect(before).not.toBe("off")
       }).pipe(Effect.scoped)
     )
   })

@@ -147,6 +147,22 @@ const redirectCacheMisses = Metric.counter("redirect_cache_misses_total", {
 /** Counts one redirect that its caches could not answer. */
 export const recordRedirectCacheMiss = () => redirectCacheMisses.unsafeUpdate(1, NO_TAGS)
 
+const clickLimitRoundTrips = Metric.counter("click_limit_round_trips_total", {
+  description: "Statements (PostgreSQL) or pipelines (Redis) sent to count the visits of links with max_clicks",
+  incremental: true
+})
+
+const clickLimitVisits = Metric.counter("click_limit_visits_total", {
+  description: "Visits of links with max_clicks counted (those given a turn and those that found none left)",
+  incremental: true
+})
+
+/** Counts one round trip of the click-limit counter and the visits it counted. */
+export const recordClickLimitRoundTrip = (visits: number) => {
+  clickLimitRoundTrips.unsafeUpdate(1, NO_TAGS)
+  clickLimitVisits.unsafeUpdate(visits, NO_TAGS)
+}
+
 const redirectLatency = new FixedHistogram([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
 /** Records how long one answer of the redirect handler took, from its request to its response's end (no Effect, no allocation). */
@@ -244,7 +260,7 @@ export const clicksReplayed = Metric.counter("clicks_replayed_total", {
 })
 
 // The documented counters exist from the first scrape, at zero (the click counters: ClickLog.ts).
-for (const counter of [redirectLookups, redirectCacheHits, redirectCacheMisses]) counter.unsafeUpdate(0, NO_TAGS)
+for (const counter of [redirectLookups, redirectCacheHits, redirectCacheMisses, clickLimitRoundTrips, clickLimitVisits]) counter.unsafeUpdate(0, NO_TAGS)
 for (const status of [301, 302, 307, 404, 405, 503]) redirectCounters([["status", String(status)]]).unsafeUpdate(0, NO_TAGS)
 for (const reason of UNAVAILABLE_REASONS) unavailableCounters([["reason", reason]]).unsafeUpdate(0, NO_TAGS)
 // Reading a histogram enters it in the registry with no observation.

@@ -1,0 +1,112 @@
+/**
+ * What counting the visits of `max_clicks` links costs PostgreSQL, without HTTP or clicks around it:
+ * the service's own PostgreSQL counter (`ClickLimits.layerDatabase`) driven by a fixed number of
+ * takes, on a fresh database of BENCH_DATABASE_URL. `npm run bench:limits`.
+ *
+ * Environment (all optional):
+ *   BENCH_LINKS        limited links, taken in turn like bench:redirect's /c0.. (default 100)
+ *   BENCH_VISITS       takes in all (default 50000)
+ *   BENCH_CONCURRENCY  takes in flight at once, each waiting for its answer (default 50)
+ *   BENCH_RATE         takes per second, evenly spaced (default 0: as fast as BENCH_CONCURRENCY goes)
+ *
+ * Prints the counter statements sent, the CPU of the bench database's backends and of the whole
+ * PostgreSQL server per take (from /proc, so other work on the server counts in the second), and the
+ * write-ahead log per take.
+ */
+import { Context, Effect, Layer } from "effect"
+import pg from "pg"
+import { ClickLimits } from "../src/Redirect/ClickLimits.ts"
+import { DatabasePool } from "../src/Sql/Database.ts"
+import { runProgram } from "./support/Cleanup.ts"
+import { numberFromEnv } from "./support/Env.ts"
+import { postgresCpuBetween, postgresSnapshot } from "./support/ProcessCpu.ts"
+
+const LINKS = numberFromEnv("BENCH_LINKS", 100)
+const VISITS = numberFromEnv("BENCH_VISITS", 50_000)
+const CONCURRENCY = numberFromEnv("BENCH_CONCURRENCY", 50)
+const RATE = numberFromEnv("BENCH_RATE", 0)
+const UNREACHED_LIMIT = 1_000_000_000_000
+
+const withDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+runProgram("bench:click-limits", async (cleanup) => {
+  const serverUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL
+  if (!serverUrl) throw new Error("set BENCH_DATABASE_URL to a PostgreSQL server")
+  const database = `links_limits_bench_${process.pid}`
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${database}`)
+  cleanup.defer("drop the database", async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await admin.end()
+  })
+  const url = withDatabase(serverUrl, database)
+  const setup = new pg.Client({ connectionString: url })
+  await setup.connect()
+  // The table of sql/0017 and 0019 without its reference to links: an UPDATE that leaves link_id alone checks no key.
+  await setup.query("CREATE TABLE link_limits (link_id bigint PRIMARY KEY, used bigint NOT NULL, granted bigint NOT NULL DEFAULT 0)")
+  const pool = new pg.Pool({ connectionString: url, max: 10, application_name: "links-limits-bench" })
+  // Connections are ended by the DROP DATABASE at the end.
+  pool.on("error", () => undefined)
+  cleanup.defer("close the pool", () => pool.end())
+  let statements = 0
+  const query = pool.query.bind(pool)
+  pool.query = ((...args: Parameters<typeof query>) => {
+    statements += 1
+    return query(...args)
+  }) as typeof pool.query
+  const deps = Layer.succeed(DatabasePool, {
+    pool,
+    shared: false,
+    connection: { connectionString: url, connectionTimeoutMillis: 5000, threadConnections: 1, copyFromStdin: true },
+    notificationListeners: new Set<(message: pg.Notification) => void>()
+  })
+  const limits = await Effect.runPromise(Effect.scoped(Effect.map(Layer.build(Layer.provide(ClickLimits.layerDatabase, deps)), Context.get(ClickLimits))))
+
+  // Every link's row made, and every statement prepared, before the measured takes.
+  await Promise.all(Array.from({ length: LINKS * 5 }, (_, i) => limits.take(i % LINKS, UNREACHED_LIMIT)))
+  await setup.query("CHECKPOINT")
+  const walOf = async () => (await setup.query<{ lsn: string }>("SELECT pg_current_wal_lsn()::text AS lsn")).rows[0]!.lsn
+  const walBytes = async (from: string, to: string) =>
+    Number((await setup.query<{ bytes: string }>("SELECT pg_wal_lsn_diff($1, $2)::text AS bytes", [to, from])).rows[0]!.bytes)
+
+  statements = 0
+  const walBefore = await walOf()
+  const before = await postgresSnapshot(database)
+  const started = performance.now()
+  let next = 0
+  let turnsAllowed = 0
+  const worker = async () => {
+    while (next < VISITS) {
+      const n = next++
+      if (RATE > 0) {
+        const due = started + (n * 1000) / RATE
+        const wait = due - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+      if ((await limits.take(n % LINKS, UNREACHED_LIMIT)) !== "exhausted") turnsAllowed += 1
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  const seconds = (performance.now() - started) / 1000
+  const after = await postgresSnapshot(database)
+  const wal = await walBytes(walBefore, await walOf())
+  await setup.end()
+  const cpu = postgresCpuBetween(before, after)
+  const micros = (s: number | undefined) => (s === undefined ? "?" : ((s * 1e6) / VISITS).toFixed(2))
+  process.stdout.write(
+    [
+      `${VISITS} takes over ${LINKS} links, ${CONCURRENCY} in flight${RATE > 0 ? `, ${RATE}/s` : ""}: ${(VISITS / seconds).toFixed(0)} takes/s, ${turnsAllowed} allowed`,
+      `counter statements: ${statements} (${(VISITS / statements).toFixed(1)} takes each)`,
+      `PostgreSQL CPU per take: bench database backends ${micros(cpu?.byRole.get("bench database"))} µs, ` +
+        `background ${micros(cpu?.byRole.get("background"))} µs, whole server ${micros(cpu?.seconds)} µs ` +
+        `(other backends ${micros(cpu?.byRole.get("other backends"))} µs)`,
+      `WAL per take: ${(wal / VISITS).toFixed(0)} B`
+    ].join("\n") + "\n"
+  )
+  return 0
+})
