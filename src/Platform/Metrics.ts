@@ -58,47 +58,81 @@ const formatNumber = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+
 /** Gauges of a window's quantiles: promtool accepts a `quantile` label on a summary only. */
 const QUANTILE_GAUGES = new Set(["event_loop_delay_seconds"])
 
+/** What a metric's lines start with, made once per metric key: a scrape then only appends its numbers. */
+interface Rendered {
+  readonly name: string
+  readonly help: string | undefined
+  /** `name{labels} `, or for a histogram `name_sum{labels} `. */
+  readonly head: string
+  readonly countHead: string
+  /** `name_bucket{labels,le="bound"} ` per bucket of a histogram. */
+  buckets: ReadonlyArray<string>
+}
+
+const renderedKeys = new WeakMap<MetricKey.MetricKey.Untyped, Rendered>()
+
+const renderedOf = (metricKey: MetricKey.MetricKey.Untyped, histogram: boolean): Rendered => {
+  let rendered = renderedKeys.get(metricKey)
+  if (rendered === undefined) {
+    const name = promName(metricKey.name)
+    const tags = labels(metricKey.tags)
+    rendered = {
+      name,
+      help: metricKey.description._tag === "Some" ? metricKey.description.value : undefined,
+      head: histogram ? `${name}_sum${tags} ` : `${name}${tags} `,
+      countHead: `${name}_count${tags} `,
+      buckets: []
+    }
+    renderedKeys.set(metricKey, rendered)
+  }
+  return rendered
+}
+
+const bucketHeads = (rendered: Rendered, tags: ReadonlyArray<MetricLabel.MetricLabel>, buckets: ReadonlyArray<readonly [number, number]>) => {
+  if (rendered.buckets.length !== buckets.length) {
+    rendered.buckets = buckets.map(([boundary]) => `${rendered.name}_bucket${labels(tags, `le="${formatNumber(boundary)}"`)} `)
+  }
+  return rendered.buckets
+}
+
 /**
  * The Prometheus text exposition (format 0.0.4) of every metric of this process, then `extra`.
  * Effect's own fiber metrics (effect_fiber_*) are left out: counters without `_total`, no help.
  */
 export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>, extra: ReadonlyArray<Family> = []): string => {
-  const families = new Map<string, { type: string; help: string | undefined; lines: Array<string> }>()
-  const family = (name: string, type: string, help: string | undefined) => {
-    let entry = families.get(name)
-    if (entry === undefined) {
-      entry = { type, help, lines: [] }
-      families.set(name, entry)
-    }
-    return entry.lines
+  const families = new Map<string, { type: string; help: string | undefined; text: string }>()
+  const append = (name: string, type: string, help: string | undefined, text: string) => {
+    const entry = families.get(name)
+    if (entry === undefined) families.set(name, { type, help, text })
+    else entry.text += text
   }
   for (const { metricKey, metricState } of pairs) {
     if (metricKey.name.startsWith("effect_")) continue
-    const name = promName(metricKey.name)
-    const help = metricKey.description._tag === "Some" ? metricKey.description.value : undefined
-    const tags = metricKey.tags
     if (MetricState.isCounterState(metricState)) {
+      const rendered = renderedOf(metricKey, false)
       // Only an incremental counter is a Prometheus counter; Effect's others go down too (effect_fiber_active).
       const monotonic = MetricKeyType.isCounterKey(metricKey.keyType) && metricKey.keyType.incremental
-      family(name, monotonic ? "counter" : "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.count))}`)
+      append(rendered.name, monotonic ? "counter" : "gauge", rendered.help, `${rendered.head}${formatNumber(Number(metricState.count))}\n`)
     } else if (MetricState.isGaugeState(metricState)) {
-      family(name, QUANTILE_GAUGES.has(name) ? "summary" : "gauge", help).push(`${name}${labels(tags)} ${formatNumber(Number(metricState.value))}`)
+      const rendered = renderedOf(metricKey, false)
+      const type = QUANTILE_GAUGES.has(rendered.name) ? "summary" : "gauge"
+      append(rendered.name, type, rendered.help, `${rendered.head}${formatNumber(Number(metricState.value))}\n`)
     } else if (MetricState.isHistogramState(metricState)) {
-      const lines = family(name, "histogram", help)
-      for (const [boundary, count] of metricState.buckets) {
-        lines.push(`${name}_bucket${labels(tags, `le="${formatNumber(boundary)}"`)} ${count}`)
-      }
-      lines.push(`${name}_sum${labels(tags)} ${metricState.sum}`)
-      lines.push(`${name}_count${labels(tags)} ${metricState.count}`)
+      const rendered = renderedOf(metricKey, true)
+      const heads = bucketHeads(rendered, metricKey.tags, metricState.buckets)
+      let text = ""
+      let i = 0
+      for (const [, count] of metricState.buckets) text += `${heads[i++]}${count}\n`
+      append(rendered.name, "histogram", rendered.help, `${text}${rendered.head}${metricState.sum}\n${rendered.countHead}${metricState.count}\n`)
     }
   }
-  for (const { name, type, help, samples } of extra) family(name, type, help).push(...samples)
-  const out: Array<string> = []
-  for (const [name, { type, help, lines }] of families) {
-    if (help !== undefined) out.push(`# HELP ${name} ${help.replace(/\n/g, " ")}`)
-    out.push(`# TYPE ${name} ${type}`, ...lines)
+  for (const { name, type, help, samples } of extra) append(name, type, help, samples.length === 0 ? "" : `${samples.join("\n")}\n`)
+  let out = ""
+  for (const [name, { type, help, text }] of families) {
+    if (help !== undefined) out += `# HELP ${name} ${help.replace(/\n/g, " ")}\n`
+    out += `# TYPE ${name} ${type}\n${text}`
   }
-  return out.join("\n") + "\n"
+  return out
 }
 
 /** Every metric of this process, with the registered collectors' families and `extra`. */
