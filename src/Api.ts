@@ -1,4 +1,5 @@
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { documentErrors, InternalError, Unavailable } from "./Platform/ApiError.ts"
 import { AnalyticsApi } from "./Analytics/AnalyticsApi.ts"
 import { AuthApi } from "./Auth/AuthApi.ts"

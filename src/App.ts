@@ -1,11 +1,13 @@
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, Runtime } from "effect"
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api, ApiV3Docs } from "./Api.ts"
+import { docsPageLayer } from "./Platform/DocsPage.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Auth/AuthenticationLive.ts"
@@ -152,12 +154,8 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
       )
     )
   ).pipe(
-    Layer.provide(HttpApiScalar.layer({ path: "/api/docs", scalar: { withDefaultFonts: false } })),
-    Layer.provide(
-      HttpApiScalar.layer({ path: "/api/v3/docs", scalar: { withDefaultFonts: false } }).pipe(
-        Layer.provide(HttpApiBuilder.api(ApiV3Docs))
-      )
-    ),
+    Layer.provide(docsPageLayer("/api/docs", Api)),
+    Layer.provide(docsPageLayer("/api/v3/docs", ApiV3Docs)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
     Layer.provide(ApiMiddlewareLive),
     Layer.provide(apiLayer),

@@ -1,4 +1,4 @@
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { Cause, Deferred, Duration, Effect, Exit, Layer, Metric, Option, Redacted } from "effect"
 import type { ConfigError } from "effect"
 import { join, resolve } from "node:path"

@@ -1,4 +1,4 @@
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 import { ErrorCatalogue, type ErrorCode, type ErrorStatus, formatMessage, isErrorCode } from "./ErrorCatalogue.ts"
 

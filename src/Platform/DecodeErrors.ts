@@ -1,4 +1,4 @@
-import type { HttpApiError } from "@effect/platform"
+import type * as HttpApiError from "@effect/platform/HttpApiError"
 import { parseMarker } from "./Coded.ts"
 import { ApiError, type ErrorItem } from "./ApiError.ts"
 import { ErrorCatalogue, type ErrorStatus, isErrorCode } from "./ErrorCatalogue.ts"

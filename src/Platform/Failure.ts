@@ -1,4 +1,4 @@
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { type Cause, Schema } from "effect"
 import { ErrorCatalogue, type ErrorCode, type ErrorStatus, formatMessage } from "./ErrorCatalogue.ts"
 

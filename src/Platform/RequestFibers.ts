@@ -1,4 +1,4 @@
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, type Fiber, FiberId } from "effect"
 import { IncomingMessage } from "node:http"
 

@@ -1,4 +1,4 @@
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 
 /** The Host header as a URL authority; "localhost" when there is none or it is not one ("a b", "["). */
 const hostOf = (header: string | undefined): string => {

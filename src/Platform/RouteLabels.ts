@@ -1,5 +1,5 @@
-import { HttpApi } from "@effect/platform"
-import type { HttpApiGroup } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 
 interface Route {
   readonly method: string

@@ -13,7 +13,7 @@ import {
   type SpanExporter,
   TraceIdRatioBasedSampler
 } from "@opentelemetry/sdk-trace-base"
-import type { HttpServerRequest } from "@effect/platform"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Context, Effect, Exit, Layer, Option, Runtime, type Tracer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { AppConfig, type AppConfigShape, type TraceSamplerName } from "../Config.ts"

@@ -1,4 +1,6 @@
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Clock, Effect, Option, Schema } from "effect"
 import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
 import { isPlainObject } from "../Links/InputValues.ts"
