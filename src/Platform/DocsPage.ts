@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 
 const require = createRequire(import.meta.url)
 
-let scalarScript: string | undefined
+let scalarScript: Buffer | undefined
 
 /**
  * The Scalar API reference bundle (3.4 MB of JavaScript) that `@effect/platform` ships, loaded on
@@ -17,14 +17,15 @@ let scalarScript: string | undefined
  * `HttpApiScalar.layer` kept a whole page around it per docs path besides. The bundle sits in a
  * module the package does not export, beside the exported `HttpApiScalar`.
  */
-const scalar = (): string => {
+const scalar = (): Buffer => {
   if (scalarScript === undefined) {
     const file = join(dirname(require.resolve("@effect/platform/HttpApiScalar")), "internal", "httpApiScalar.js")
     const loaded: unknown = require(file)
     if (typeof loaded !== "object" || loaded === null || !("javascript" in loaded) || typeof loaded.javascript !== "string") {
       throw new Error(`no Scalar bundle in ${file}`)
     }
-    scalarScript = loaded.javascript
+    // As UTF-8 bytes outside the JavaScript heap: the string has a non-Latin-1 character, so V8 would keep it at 2 bytes a character.
+    scalarScript = Buffer.from(loaded.javascript, "utf8")
     // The module and its source text would stay, besides the string taken from it.
     delete require.cache[file]
   }
@@ -46,7 +47,7 @@ const page = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E
   const meta = description === undefined || description === ""
     ? ""
     : `<meta name="description" content="${escapeAttribute(description)}"/>\n    <meta name="og:description" content="${escapeAttribute(description)}"/>`
-  return `<!doctype html>
+  const head = `<!doctype html>
 <html>
   <head>
     <meta charset="utf-8" />
@@ -61,13 +62,12 @@ const page = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E
     <script>
       document.getElementById('api-reference').dataset.configuration = JSON.stringify(${scriptJson({ _integration: "html", ...configuration })})
     </script>
-    <script>${scalar()}</script>
-  </body>
-</html>`
+    <script>`
+  return Buffer.concat([Buffer.from(head, "utf8"), scalar(), Buffer.from("</script>\n  </body>\n</html>", "utf8")])
 }
 
 /** GET `path`: the Scalar docs UI of `api`, its script inline (nothing loaded from a CDN, no web fonts). */
 export const docsPageLayer = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(path: `/${string}`, api: HttpApi.HttpApi<Id, Groups, E, R>) =>
   HttpApiBuilder.Router.use((router) =>
-    router.get(path, Effect.sync(() => HttpServerResponse.html(page(api, { withDefaultFonts: false }))))
+    router.get(path, Effect.sync(() => HttpServerResponse.uint8Array(page(api, { withDefaultFonts: false }), { contentType: "text/html; charset=utf-8" })))
   )
