@@ -17,6 +17,7 @@ const PROBE_PATHS = new Set(["/healthz", "/readyz"])
 /** The API's pages served on the API host only: on a short domain they are aliases like any other path. */
 const API_HOST_ONLY = new Set(["/api/docs", "/api/v3/docs", "/api/v4/docs", "/api/v4/openapi.json", "/api/v3/openapi.json"])
 const ALIAS = /^[A-Za-z0-9._-]+$/
+const DOTS_ONLY = /^\.+$/
 const LINK_CACHE_CONTROL = "private, max-age=90"
 const UNAVAILABLE = JSON.stringify({ errors: [ApiError.item(10902)] })
 
@@ -34,7 +35,7 @@ const hostOf = (header: string | undefined) => {
 const aliasOf = (path: string) => {
   const end = path.length > 2 && path.endsWith("/") ? path.length - 1 : path.length
   const alias = path.slice(1, end)
-  return alias.length <= MAX_ALIAS_LENGTH && ALIAS.test(alias) && !/^\.+$/.test(alias) ? alias.toLowerCase() : undefined
+  return alias.length <= MAX_ALIAS_LENGTH && ALIAS.test(alias) && !DOTS_ONLY.test(alias) ? alias.toLowerCase() : undefined
 }
 
 /**
