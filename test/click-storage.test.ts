@@ -199,12 +199,59 @@ describe("click storage: the updates of a batch stay on their pages", () => {
         // One link of each page that holds at least ten of them (a page the inserts filled).
         const byPage = new Map<string, Array<number>>()
         for (const { id, page } of yield* pagesOf(ids)) byPage.set(page, [...(byPage.get(page) ?? []), id])
-        const chosen = [...byPage.values()].filter((onPage) => onPage.length >= 10).map((onPage) => onPage[0]!)
+        const chosen = [...byPage.values()].filter((onPage) => onPage.length >= 8).map((onPage) => onPage[0]!)
         expect(chosen.length).toBeGreaterThanOrEqual(5)
         const before = yield* pagesOf(chosen)
         yield* (yield* ClickRepo).insertFresh(ClickBatch.of(chosen.map((linkId) => clickRow({ linkId, domainId, at: T0 }))))
         expect(yield* clickCount(chosen)).toEqual({ n: chosen.length, counted: chosen.length })
         expect(yield* pagesOf(chosen)).toEqual(before)
+      })
+    )
+  })
+})
+
+describe("click storage: a batch that updates every row of a page keeps them all on it", () => {
+  layer(migrated, { timeout: 60_000 })((it) => {
+    it.effect("every clicked link of full pages, then every rollup row of their hour, updated heap-only (sql/0023)", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        const sql = yield* SqlClient.SqlClient
+        // Links of about 350 bytes, enough to fill pages as far as the table lets them.
+        const created = yield* sql<{ id: number }>`
+          INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+          SELECT l.domain_id, l.user_id, l.url || '/' || n || repeat('x', 250), l.alias || 'f' || n, l.redirect_url
+          FROM links l, generate_series(1, 300) n WHERE l.id = ${links[0]!} ORDER BY n RETURNING id`
+        const pageOf = (table: string, where: string) =>
+          sql.unsafe<{ key: string; page: string }>(
+            `SELECT ${table === "links" ? "id::text" : `concat_ws('/', link_id, kind, ${table === "click_rollups_hour" ? "hour" : "day"}, value, region, city)`} AS key,
+                    split_part(trim(both '()' from ctid::text), ',', 1) AS page
+             FROM ${table} WHERE ${where} ORDER BY 1`
+          )
+        const linkPages = () => pageOf("links", `id IN (${created.map((link) => link.id).join(", ")})`)
+        // Every link of every page the inserts filled: all the rows of those pages get a new version.
+        const byPage = new Map<string, Array<number>>()
+        for (const { key, page } of yield* linkPages()) byPage.set(page, [...(byPage.get(page) ?? []), Number(key)])
+        const full = [...byPage.values()].filter((onPage) => onPage.length >= 8)
+        expect(full.length).toBeGreaterThanOrEqual(5)
+        const chosen = full.flat()
+        const batch = (round: number) =>
+          ClickBatch.of(
+            chosen.flatMap((linkId) => [
+              clickRow({ linkId, domainId, at: T0 + round, country: "DE", region: "BE", city: "Berlin", referrer: "example.com" }),
+              clickRow({ linkId, domainId, at: T0 + round, device: "mobile", qr: true })
+            ])
+          )
+        const repo = yield* ClickRepo
+        const linksBefore = yield* linkPages()
+        yield* repo.insertFresh(batch(1))
+        expect(yield* linkPages()).toEqual(linksBefore)
+        const rollupTables = ["click_rollups_hour", "click_rollups_kind_value"] as const
+        const rollupPages = Effect.forEach(rollupTables, (table) => pageOf(table, `link_id IN (${chosen.join(", ")})`))
+        const rollupsBefore = yield* rollupPages
+        expect(rollupsBefore.map((rows) => rows.length)).toEqual([chosen.length * 7, chosen.length * 7])
+        yield* repo.insertFresh(batch(2))
+        expect(yield* clickCount(chosen)).toEqual({ n: chosen.length * 4, counted: chosen.length * 4 })
+        expect(yield* rollupPages).toEqual(rollupsBefore)
       })
     )
   })
