@@ -212,7 +212,7 @@ describe("click storage: the updates of a batch stay on their pages", () => {
 
 describe("click storage: a batch that updates every row of a page keeps them all on it", () => {
   layer(migrated, { timeout: 60_000 })((it) => {
-    it.effect("every clicked link of full pages, then every rollup row of their hour, updated heap-only (sql/0023)", () =>
+    it.effect("every clicked link of full pages, then every hourly and monthly rollup row of theirs, updated heap-only (sql/0023)", () =>
       Effect.gen(function* () {
         const { domainId, links } = yield* setup
         const sql = yield* SqlClient.SqlClient
@@ -223,7 +223,7 @@ describe("click storage: a batch that updates every row of a page keeps them all
           FROM links l, generate_series(1, 300) n WHERE l.id = ${links[0]!} ORDER BY n RETURNING id`
         const pageOf = (table: string, where: string) =>
           sql.unsafe<{ key: string; page: string }>(
-            `SELECT ${table === "links" ? "id::text" : `concat_ws('/', link_id, kind, ${table === "click_rollups_hour" ? "hour" : "day"}, value, region, city)`} AS key,
+            `SELECT ${table === "links" ? "id::text" : table === "click_rollups_hour" ? "concat_ws('/', link_id, kind, hour, value, region, city)" : "concat_ws('/', link_id, month)"} AS key,
                     split_part(trim(both '()' from ctid::text), ',', 1) AS page
              FROM ${table} WHERE ${where} ORDER BY 1`
           )
@@ -245,10 +245,10 @@ describe("click storage: a batch that updates every row of a page keeps them all
         const linksBefore = yield* linkPages()
         yield* repo.insertFresh(batch(1))
         expect(yield* linkPages()).toEqual(linksBefore)
-        const rollupTables = ["click_rollups_hour", "click_rollups_kind_value"] as const
+        const rollupTables = ["click_rollups_hour", "click_rollups_link_month"] as const
         const rollupPages = Effect.forEach(rollupTables, (table) => pageOf(table, `link_id IN (${chosen.join(", ")})`))
         const rollupsBefore = yield* rollupPages
-        expect(rollupsBefore.map((rows) => rows.length)).toEqual([chosen.length * 7, chosen.length * 7])
+        expect(rollupsBefore.map((rows) => rows.length)).toEqual([chosen.length * 7, chosen.length])
         yield* repo.insertFresh(batch(2))
         expect(yield* clickCount(chosen)).toEqual({ n: chosen.length * 4, counted: chosen.length * 4 })
         expect(yield* rollupPages).toEqual(rollupsBefore)
