@@ -181,30 +181,77 @@ describe("click storage: a dictionary of user agents", () => {
   })
 })
 
+/** The page of each row of `table` that `where` picks, by key (a link's id, a rollup row's key columns). */
+const pagesOf = (table: "links" | "click_rollups_hour" | "click_rollups_link_month", where: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const key = {
+      links: "id::text",
+      click_rollups_hour: "concat_ws('/', link_id, kind, hour, value, region, city)",
+      click_rollups_link_month: "concat_ws('/', link_id, month)"
+    }[table]
+    return sql.unsafe<{ key: string; page: string }>(
+      `SELECT ${key} AS key, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM ${table} WHERE ${where} ORDER BY 1`
+    )
+  })
+
+const linkPages = (ids: ReadonlyArray<number>) => pagesOf("links", `id IN (${ids.join(", ")})`)
+
+/**
+ * 300 more links of about 350 bytes each, enough to fill pages as far as the table lets them: the
+ * links of each page holding at least eight of them (a page the inserts filled), by page.
+ */
+const fullPages = Effect.gen(function* () {
+  const { domainId, links } = yield* setup
+  const sql = yield* SqlClient.SqlClient
+  const created = yield* sql<{ id: number }>`
+    INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
+    SELECT l.domain_id, l.user_id, l.url || '/' || n || repeat('x', 250), l.alias || 'p' || n, l.redirect_url
+    FROM links l, generate_series(1, 300) n WHERE l.id = ${links[0]!} ORDER BY n RETURNING id`
+  const byPage = new Map<string, Array<number>>()
+  for (const { key, page } of yield* linkPages(created.map((link) => link.id))) byPage.set(page, [...(byPage.get(page) ?? []), Number(key)])
+  const full = [...byPage.values()].filter((onPage) => onPage.length >= 8)
+  expect(full.length).toBeGreaterThanOrEqual(5)
+  return { domainId, full }
+})
+
 describe("click storage: the updates of a batch stay on their pages", () => {
   layer(migrated, { timeout: 60_000 })((it) => {
     it.effect("a link's new click count is a heap-only tuple beside the old one: no index of links gets an entry per batch", () =>
       Effect.gen(function* () {
-        const { domainId, links } = yield* setup
-        const sql = yield* SqlClient.SqlClient
-        // Enough links, about 350 bytes each, to fill pages as far as the table lets them.
-        const created = yield* sql<{ id: number }>`
-          INSERT INTO links (domain_id, user_id, url, alias, redirect_url)
-          SELECT l.domain_id, l.user_id, l.url || '/' || n || repeat('x', 250), l.alias || 'p' || n, l.redirect_url
-          FROM links l, generate_series(1, 400) n WHERE l.id = ${links[0]!} ORDER BY n RETURNING id`
-        const ids = created.map((link) => link.id)
-        const pagesOf = (chosen: ReadonlyArray<number>) =>
-          sql<{ id: number; page: string }>`
-            SELECT id, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM links WHERE ${sql.in("id", chosen)} ORDER BY id`
-        // One link of each page that holds at least ten of them (a page the inserts filled).
-        const byPage = new Map<string, Array<number>>()
-        for (const { id, page } of yield* pagesOf(ids)) byPage.set(page, [...(byPage.get(page) ?? []), id])
-        const chosen = [...byPage.values()].filter((onPage) => onPage.length >= 10).map((onPage) => onPage[0]!)
-        expect(chosen.length).toBeGreaterThanOrEqual(5)
-        const before = yield* pagesOf(chosen)
+        const { domainId, full } = yield* fullPages
+        // One link of each full page.
+        const chosen = full.map((onPage) => onPage[0]!)
+        const before = yield* linkPages(chosen)
         yield* (yield* ClickRepo).insertFresh(ClickBatch.of(chosen.map((linkId) => clickRow({ linkId, domainId, at: T0 }))))
         expect(yield* clickCount(chosen)).toEqual({ n: chosen.length, counted: chosen.length })
-        expect(yield* pagesOf(chosen)).toEqual(before)
+        expect(yield* linkPages(chosen)).toEqual(before)
+      })
+    )
+
+    it.effect("every link of full pages, then every hourly and monthly rollup row of theirs, all updated heap-only (sql/0023)", () =>
+      Effect.gen(function* () {
+        const { domainId, full } = yield* fullPages
+        // All the rows of those pages get a new version in one batch.
+        const chosen = full.flat()
+        const batch = (round: number) =>
+          ClickBatch.of(
+            chosen.flatMap((linkId) => [
+              clickRow({ linkId, domainId, at: T0 + round, country: "DE", region: "BE", city: "Berlin", referrer: "example.com" }),
+              clickRow({ linkId, domainId, at: T0 + round, device: "mobile", qr: true })
+            ])
+          )
+        const repo = yield* ClickRepo
+        const linksBefore = yield* linkPages(chosen)
+        yield* repo.insertFresh(batch(1))
+        expect(yield* linkPages(chosen)).toEqual(linksBefore)
+        const rollupPages = Effect.forEach(["click_rollups_hour", "click_rollups_link_month"] as const, (table) =>
+          pagesOf(table, `link_id IN (${chosen.join(", ")})`)
+        )
+        const rollupsBefore = yield* rollupPages
+        expect(rollupsBefore.map((rows) => rows.length)).toEqual([chosen.length * 7, chosen.length])
+        yield* repo.insertFresh(batch(2))
+        expect(yield* clickCount(chosen)).toEqual({ n: chosen.length * 4, counted: chosen.length * 4 })
+        expect(yield* rollupPages).toEqual(rollupsBefore)
       })
     )
   })
