@@ -77,6 +77,8 @@ interface Lease {
   windowVisits: number
   /** The next round trip gives the held slots back. */
   release: boolean
+  /** The round trip under way carries this lease: kept until it is answered. */
+  carried: boolean
 }
 
 /** The turn of a visit given one: the `used`-th of the link's `max`. */
@@ -128,7 +130,10 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
   const collect = (now: number) => {
     const asked = new Map<number, Asked>()
     for (const [id, { max, visits }] of waiting) asked.set(id, { n: visits.length, max, consumed: 0, keep: 0, want: 0 })
-    for (const id of due) if (!asked.has(id)) asked.set(id, { n: 0, max: leases.get(id)!.max, consumed: 0, keep: 0, want: 0 })
+    for (const id of due) {
+      const lease = leases.get(id)
+      if (lease !== undefined && !asked.has(id)) asked.set(id, { n: 0, max: lease.max, consumed: 0, keep: 0, want: 0 })
+    }
     for (const [id, ask] of asked) {
       const lease = leases.get(id)
       if (lease === undefined) continue
@@ -137,6 +142,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       asked.set(id, { ...ask, consumed: lease.consumed, keep: lease.held, want })
       lease.consumed = 0
       lease.release = false
+      lease.carried = true
     }
     const batch = waiting
     waiting = new Map()
@@ -193,8 +199,19 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     send(asked, batch, now)
       .catch((error: unknown) => {
         for (const { visits } of batch.values()) for (const visit of visits) visit.reject(error)
+        // The statement changed nothing: the slots answered from leases are reported by the next one.
+        for (const [id, { consumed }] of asked) {
+          const lease = leases.get(id)
+          if (lease !== undefined) lease.consumed += consumed
+        }
       })
-      .finally(flush)
+      .finally(() => {
+        for (const id of asked.keys()) {
+          const lease = leases.get(id)
+          if (lease !== undefined) lease.carried = false
+        }
+        flush()
+      })
   }
 
   const enqueue = (linkId: number, max: number, visit: Visit) => {
@@ -211,6 +228,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     const now = performance.now()
     for (const [id, lease] of leases) {
       if (now - lease.lastVisit >= times.idleMs) {
+        if (lease.carried) continue
         if (lease.held === 0 && lease.consumed === 0) leases.delete(id)
         else {
           lease.release = true
@@ -228,7 +246,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       const now = performance.now()
       let lease = leases.get(linkId)
       if (lease === undefined) {
-        lease = { max, held: 0, consumed: 0, until: 0, renewAt: 0, lastVisit: now, want: 4 * MIN_BLOCK, windowStart: now, windowVisits: 0, release: false }
+        lease = { max, held: 0, consumed: 0, until: 0, renewAt: 0, lastVisit: now, want: 4 * MIN_BLOCK, windowStart: now, windowVisits: 0, release: false, carried: false }
         leases.set(linkId, lease)
       }
       lease.max = max
