@@ -135,6 +135,25 @@ const eachCounter = Effect.gen(function* () {
   return linked
 })
 
+/** `visits` takes through `limits`, `perMs` every millisecond or so, spread over the turns of the event loop: the turns they got. */
+const streamOf = (limits: ClickLimitsService, id: number, visits: number, max: number, perMs = 8) =>
+  Effect.promise(async () => {
+    const turns: Array<Promise<Turn>> = []
+    const started = performance.now()
+    while (turns.length < visits) {
+      const due = Math.min(visits, perMs + Math.floor((performance.now() - started) * perMs))
+      while (turns.length < due) turns.push(limits.take(id, max))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    return Promise.all(turns)
+  })
+
+/** A new link of a new user's new domain. */
+const freshLink = Effect.gen(function* () {
+  const user = yield* newUser()
+  return yield* newLink(user, (yield* newShortDomain(user)).id)
+})
+
 describe("click counters", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
     it.effect("200 takes at once of a limit of 25 are counted by one round trip that grants 25 of them: 24 allowed and one last, in PostgreSQL and in Redis", () =>
@@ -178,39 +197,136 @@ describe("click counters", () => {
       }).pipe(Effect.scoped)
     )
 
-    it.effect("under a steady stream of visits the PostgreSQL counter, busy, waits for more to join its next round trip; a lone visit goes alone", () =>
+    it.effect("a link far from its limit is answered from a lease: a first visit's round trip lends a block that answers the next visits without one", () =>
+      Effect.gen(function* () {
+        const limits = yield* built(ClickLimits.layerDatabase)
+        const id = yield* freshLink
+        const before = yield* roundTrips
+        expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
+        const lent = yield* roundTrips
+        expect([lent.trips - before.trips, lent.visits - before.visits]).toEqual([1, 1])
+        // The first block is 16: the next 8 are answered from it, with no round trip at all.
+        expect(tally(yield* takeAtOnce(limits, id, 8, 1_000_000))).toEqual({ allowed: 8, last: 0, exhausted: 0 })
+        const local = yield* roundTrips
+        expect([local.trips - lent.trips, local.visits - lent.visits]).toEqual([0, 8])
+        // A stream of 10 visits a millisecond: blocks sized to the rate, a few round trips in all.
+        expect(tally(yield* streamOf(limits, id, 1000, 1_000_000, 10)).allowed).toBe(1000)
+        const streamed = yield* roundTrips
+        expect(streamed.visits - local.visits).toBe(1000)
+        expect(streamed.trips - local.trips).toBeLessThanOrEqual(50)
+      }).pipe(Effect.scoped)
+    )
+  })
+})
+
+/** The link's row and leases, as PostgreSQL has them. */
+const rowOf = (id: number) =>
+  Effect.flatMap(DatabasePool, ({ pool }) =>
+    Effect.promise(async () => {
+      const row = await pool.query<{ used: string; leased: string }>("SELECT used::text, leased::text FROM link_limits WHERE link_id = $1", [id])
+      const leases = await pool.query<{ slots: string }>("SELECT slots::text FROM link_limit_leases WHERE link_id = $1", [id])
+      return { used: Number(row.rows[0]!.used), leased: Number(row.rows[0]!.leased), leases: leases.rows.map(({ slots }) => Number(slots)) }
+    })
+  )
+
+const statusOf = (id: number) =>
+  Effect.flatMap(DatabasePool, ({ pool }) =>
+    Effect.promise(async () => (await pool.query<{ status: string }>("SELECT status FROM links WHERE id = $1", [id])).rows[0]!.status)
+  )
+
+describe("click leases", () => {
+  layer(TestServer(), { excludeTestServices: true, timeout: 60_000 })((it) => {
+    it.effect("unused slots go back after idleMs without visits and when the counter stops; used counts exactly the visits answered", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const times = { leaseMs: 10_000, idleMs: 200 }
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const limits = yield* built(ClickLimits.layerDatabaseWith(times))
+            expect(tally(yield* takeAtOnce(limits, id, 3, 1_000_000)).allowed).toBe(3)
+            const leased = yield* rowOf(id)
+            expect(leased.leased).toBeGreaterThan(0)
+            expect(leased.leases).toEqual([leased.leased])
+            yield* Effect.sleep(600)
+            expect(yield* rowOf(id)).toEqual({ used: 3, leased: 0, leases: [] })
+            expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
+            expect((yield* rowOf(id)).leased).toBeGreaterThan(0)
+          })
+        )
+        expect(yield* rowOf(id)).toEqual({ used: 8, leased: 0, leases: [] })
+      })
+    )
+
+    it.effect("two counters (as two instances) streaming visits of a link from far to near its limit: exactly max_clicks get a turn, and the last one archives the link", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
         const domain = yield* newShortDomain(user)
-        // PostgreSQL only: Redis answers within a fraction of a millisecond, so at this rate its groups
-        // mostly stay under 8 and it sends at once.
-        const limits = yield* built(ClickLimits.layerDatabase)
-        const id = yield* newLink(user, domain.id)
-        const before = yield* roundTrips
-        // A group of 20 makes the counter busy; then 10 visits a millisecond for 30 ms, spread over the
-        // turns of the event loop. Sent at once, each round trip would carry the visits of the time
-        // it lasted (9-15 visits measured); waiting while visits keep coming, 2 ms more (40-46).
-        const stream = Effect.promise(async () => {
-          const turns: Array<Promise<Turn>> = []
-          const started = performance.now()
-          while (turns.length < 300) {
-            const due = Math.min(300, 5 + Math.floor((performance.now() - started) * 10))
-            while (turns.length < due) turns.push(limits.take(id, 1_000_000))
-            await new Promise((resolve) => setImmediate(resolve))
-          }
-          return Promise.all(turns)
-        })
-        const [burst, streamed] = yield* Effect.all([takeAtOnce(limits, id, 20, 1_000_000), stream], { concurrency: 2 })
-        expect(tally([...burst, ...streamed]).allowed).toBe(320)
-        const busy = yield* roundTrips
-        const visitsPerTrip = (busy.visits - before.visits) / (busy.trips - before.trips)
-        expect(busy.visits - before.visits).toBe(320)
-        expect(visitsPerTrip, `${busy.trips - before.trips} round trips`).toBeGreaterThanOrEqual(25)
-        const started = performance.now()
+        const times = { leaseMs: 10_000, idleMs: 200 }
+        const a = yield* built(ClickLimits.layerDatabaseWith(times))
+        const b = yield* built(ClickLimits.layerDatabaseWith(times))
+        for (const max of [1000, 2000]) {
+          const id = yield* newLink(user, domain.id)
+          const before = yield* roundTrips
+          const [first, second] = yield* Effect.all([streamOf(a, id, (max * 3) / 4, max), streamOf(b, id, (max * 3) / 4, max)], { concurrency: 2 })
+          const turns = tally([...first, ...second])
+          expect(turns.allowed + turns.last, `limit ${max}`).toBe(max)
+          expect(turns.exhausted).toBe(max / 2)
+          expect(turns.last).toBeLessThanOrEqual(1)
+          expect(tally(first).exhausted + tally(second).exhausted).toBe(max / 2)
+          // Leases answered most visits: far fewer round trips than visits.
+          expect((yield* roundTrips).trips - before.trips).toBeLessThan(max / 4)
+          expect(yield* rowOf(id)).toEqual({ used: max, leased: 0, leases: [] })
+          // The visit numbered max_clicks, when it went by a round trip, is `last` and its caller
+          // archives the link; when the last slot was answered from a lease, the counter does.
+          yield* Effect.sleep(100)
+          expect(yield* statusOf(id)).toBe(turns.last === 1 ? "active" : "archived")
+        }
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("a statement that fails changes nothing: the visits answered from a lease are reported by the next one", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const shared = yield* DatabasePool
+        const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
+        const own = yield* Effect.acquireRelease(
+          Effect.sync(() => new pg.Pool({ ...config, max: 1, statement_timeout: 200 })),
+          (pool) => Effect.promise(() => pool.end())
+        )
+        const limits = yield* built(Layer.provide(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 300 }), Layer.succeed(DatabasePool, { ...shared, pool: own })))
         expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
-        const lone = performance.now() - started
-        const after = yield* roundTrips
-        expect([after.trips - busy.trips, after.visits - busy.visits], `lone visit answered in ${lone.toFixed(2)} ms`).toEqual([1, 1])
+        expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
+        // The lease goes back after 300 ms without visits; the lease table locked for 800 ms makes
+        // that statement (and any retry meanwhile) time out.
+        const locker = yield* Effect.acquireRelease(Effect.promise(() => shared.pool.connect()), (client) => Effect.sync(() => client.release()))
+        yield* Effect.promise(() => locker.query("BEGIN; LOCK TABLE link_limit_leases IN ACCESS EXCLUSIVE MODE"))
+        yield* Effect.sleep(800)
+        yield* Effect.promise(() => locker.query("COMMIT"))
+        yield* Effect.sleep(700)
+        expect(yield* rowOf(id)).toEqual({ used: 6, leased: 0, leases: [] })
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("the lease of a counter that can no longer reach PostgreSQL (a crash, as the others see it) is taken back when it expires: the limit is still reached", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const times = { leaseMs: 1000, idleMs: 10_000 }
+        const shared = yield* DatabasePool
+        const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
+        const own = new pg.Pool({ ...config, max: 1 })
+        const crashed = yield* built(Layer.provide(ClickLimits.layerDatabaseWith(times), Layer.succeed(DatabasePool, { ...shared, pool: own })))
+        expect(yield* Effect.promise(() => crashed.take(id, 200))).toBe("allowed")
+        const held = yield* rowOf(id)
+        expect(held.leased).toBe(16)
+        yield* Effect.promise(() => own.end())
+        const survivor = yield* built(ClickLimits.layerDatabaseWith(times))
+        const started = performance.now()
+        const turns = tally(yield* takeAtOnce(survivor, id, 200, 200))
+        const waited = performance.now() - started
+        expect(turns).toEqual({ allowed: 198, last: 1, exhausted: 1 })
+        expect(waited).toBeGreaterThanOrEqual(900)
+        expect(waited).toBeLessThan(times.leaseMs + 500)
+        expect(yield* rowOf(id)).toEqual({ used: 200, leased: 0, leases: [] })
       }).pipe(Effect.scoped)
     )
   })

@@ -187,7 +187,7 @@ const clickLimitRoundTrips = Metric.counter("click_limit_round_trips_total", {
 })
 
 const clickLimitVisits = Metric.counter("click_limit_visits_total", {
-  description: "Visits of links with max_clicks counted (those given a turn and those that found none left)",
+  description: "Visits of links with max_clicks counted (those given a turn, from a round trip or a lease, and those that found none left)",
   incremental: true
 })
 
@@ -196,6 +196,9 @@ export const recordClickLimitRoundTrip = (visits: number) => {
   clickLimitRoundTrips.unsafeUpdate(1, NO_TAGS)
   clickLimitVisits.unsafeUpdate(visits, NO_TAGS)
 }
+
+/** Counts one visit of a limited link answered from this instance's lease, without a round trip. */
+export const recordClickLimitLeasedVisit = () => clickLimitVisits.unsafeUpdate(1, NO_TAGS)
 
 const redirectLatency = new FixedHistogram([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
