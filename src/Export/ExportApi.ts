@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PlanWithoutAnalytics } from "../Analytics/AnalyticsErrors.ts"
-import { LAST_SECOND, UnixSecond } from "../Analytics/AnalyticsWindow.ts"
+import { LAST_SECOND, UnixSecond } from "../Analytics/UnixSecond.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"

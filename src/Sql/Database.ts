@@ -116,21 +116,32 @@ export const poolClient = (connection: Connection, options: { readonly max: numb
     })
   )
 
+/** Connections to the PostgreSQL server at `url`. */
+const serverConnection = (url: Redacted.Redacted<string>): Connection => ({
+  connectionString: Redacted.value(url),
+  connectionTimeoutMillis: 5000,
+  idleTimeoutMillis: 30_000,
+  // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
+  // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
+  options: "-c jit=off -c work_mem=16MB",
+  threadConnections: 2,
+  copyFromStdin: true
+})
+
 /** A `PgClient` on a PostgreSQL server. */
 export const serverClient = (url: Redacted.Redacted<string>, options: PoolOptions) =>
-  poolClient(
-    {
-      connectionString: Redacted.value(url),
-      connectionTimeoutMillis: 5000,
-      idleTimeoutMillis: 30_000,
-      // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
-      // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
-      options: "-c jit=off -c work_mem=16MB",
-      threadConnections: 2,
-      copyFromStdin: true
-    },
-    { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" },
-    true
+  poolClient(serverConnection(url), { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" }, true)
+
+/**
+ * The admin CLI's one connection, opened by its first statement (which reports a database that cannot
+ * be reached) without `LISTEN`: a command ends before a cache of its own could miss a change, and the
+ * caches of running instances hear its changes through their own connections.
+ */
+const commandClient = (connection: Connection, shared: boolean) =>
+  Layer.unwrapScoped(
+    Effect.map(scopedPool(connection, 1, "link-shortener-cli"), (pool) =>
+      Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners: new Set<(message: pg.Notification) => void>() }))
+    )
   )
 
 const errorCode = (error: unknown) => (error instanceof Error && "code" in error ? error.code : undefined)
@@ -254,12 +265,12 @@ const embeddedConnection = (socketDir: string): Connection => ({
 export const AdminDatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => serverClient(url, { maxConnections: 1, applicationName: "link-shortener-cli" }),
+      onSome: (url) => commandClient(serverConnection(url), true),
       onNone: () => {
         const served = lockHolder(resolve(config.dataDir, "pglite.lock")) === undefined ? undefined : announcedSocket(config.dataDir)
         return served === undefined
           ? embeddedClient(config.dataDir)
-          : poolClient(embeddedConnection(served), { max: 1, applicationName: "link-shortener-cli" }, false)
+          : commandClient(embeddedConnection(served), false)
       }
     })
   )
