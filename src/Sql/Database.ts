@@ -88,6 +88,10 @@ const scopedPool = (connection: Connection, max: number, applicationName: string
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
   )
 
+/** `open` as the first use of a pool: its failure says that the database cannot be reached. */
+const reachable = (open: () => Promise<unknown>) =>
+  Effect.tryPromise({ try: open, catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" }) })
+
 /** The `PgClient` over `pool`, and the pool for binary COPY where the database takes it. */
 const clientLayers = (pool: pg.Pool, connection: Connection) =>
   Layer.merge(
@@ -108,10 +112,7 @@ export const poolClient = (connection: Connection, options: { readonly max: numb
         await client.query(`LISTEN ${CHANGES_CHANNEL}`)
       }
       const pool = yield* scopedPool(connection, options.max, options.applicationName, onConnect)
-      yield* Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" })
-      })
+      yield* reachable(() => pool.query("SELECT 1"))
       return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
     })
   )
@@ -133,15 +134,18 @@ export const serverClient = (url: Redacted.Redacted<string>, options: PoolOption
   poolClient(serverConnection(url), { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" }, true)
 
 /**
- * The admin CLI's one connection, opened by its first statement (which reports a database that cannot
- * be reached) without `LISTEN`: a command ends before a cache of its own could miss a change, and the
- * caches of running instances hear its changes through their own connections.
+ * The admin CLI's one connection, without a check query or `LISTEN`: a command ends before a cache of
+ * its own could miss a change, and the caches of running instances hear its changes through their own
+ * connections. Opened here, so that a database that cannot be reached is said as the server says it.
  */
 const commandClient = (connection: Connection, shared: boolean) =>
   Layer.unwrapScoped(
-    Effect.map(scopedPool(connection, 1, "link-shortener-cli"), (pool) =>
-      Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners: new Set<(message: pg.Notification) => void>() }))
-    )
+    Effect.gen(function* () {
+      const pool = yield* scopedPool(connection, 1, "link-shortener-cli")
+      yield* reachable(() => pool.connect().then((client) => client.release()))
+      const notificationListeners = new Set<(message: pg.Notification) => void>()
+      return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
+    })
   )
 
 const errorCode = (error: unknown) => (error instanceof Error && "code" in error ? error.code : undefined)
