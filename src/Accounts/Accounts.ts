@@ -1,20 +1,17 @@
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Plan, Role } from "./User.ts"
 import { AccountRepo } from "./AccountRepo.ts"
 import { DomainRepo } from "../Domains/DomainRepo.ts"
 import { type UserRecord, UserRepo } from "./UserRepo.ts"
-import { passwordProblem, Passwords } from "../Auth/Passwords.ts"
+import { Passwords } from "../Auth/Passwords.ts"
+import { passwordProblem } from "../Auth/PasswordRules.ts"
+import { AdminError } from "./AdminError.ts"
+import { emailProblem } from "./EmailAddress.ts"
 import { newRefreshToken } from "../Auth/TokenStore.ts"
 import { violatesUniqueIndex } from "../Sql/Constraints.ts"
 
-/** A refused administrative operation, with the reason an operator reads. */
-export class AdminError extends Data.TaggedError("AdminError")<{ readonly message: string }> {}
 
-const EMAIL = /^[^\s@]{1,64}@(?!-)[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*$/
-
-export const emailProblem = (email: string) =>
-  email.length > 254 || !EMAIL.test(email) ? `"${email}" is not a valid e-mail address` : undefined
 
 /** A user named by id or by e-mail. */
 export type UserRef = { readonly id: number } | { readonly email: string }

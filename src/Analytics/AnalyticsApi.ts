@@ -22,7 +22,7 @@ import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { GroupNotFound } from "../Groups/GroupErrors.ts"
 import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
-import { LAST_SECOND, UnixSecond } from "./AnalyticsWindow.ts"
+import { LAST_SECOND, UnixSecond } from "./UnixSecond.ts"
 import {
   FilterValueInvalid,
   PlanWithoutAnalytics,

@@ -1,19 +1,12 @@
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 import { HOURLY_ROLLUP_DAYS } from "../Clicks/Rollups.ts"
 import { WindowEndWithoutStart, WindowInvalid } from "./AnalyticsErrors.ts"
+import { LAST_SECOND } from "./UnixSecond.ts"
 
 export const DAY = 86_400
 
-/** The last second a window bound may be (9999-12-31T23:59:59Z), as every date the API takes. */
-export const LAST_SECOND = 253_402_300_799
 /** 10000-01-01T00:00:00Z: every window ends by then. */
 const END_OF_TIME = LAST_SECOND + 1
-
-/**
- * A window bound as text (`from_unix`, `to_unix` of the reports and the clicks export, the CLI's
- * `--from`, `--to`): a whole Unix second from 0 to LAST_SECOND.
- */
-export const UnixSecond = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(LAST_SECOND))
 
 /** A time range in Unix seconds, `to` exclusive. */
 export interface TimeRange {

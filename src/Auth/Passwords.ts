@@ -4,20 +4,7 @@ import { LoginsBusy } from "./AuthErrors.ts"
 import { CpuBudget } from "./CpuBudget.ts"
 import { FairQueue } from "./FairQueue.ts"
 import { type HashThread, hashThreads } from "./HashThreads.ts"
-
-/** Longer inputs are refused before hashing: argon2 cost grows with input length. */
-export const MAX_PASSWORD_LENGTH = 1024
-export const MIN_PASSWORD_LENGTH = 10
-
-/** Why a password is too weak for an account, or undefined when it is acceptable. */
-export const passwordProblem = (password: string, email: string): string | undefined => {
-  if (password.trim() === "") return "the password is empty"
-  if (password.length < MIN_PASSWORD_LENGTH) return `the password must have at least ${MIN_PASSWORD_LENGTH} characters`
-  if (password.length > MAX_PASSWORD_LENGTH) return `the password must have at most ${MAX_PASSWORD_LENGTH} characters`
-  if (new Set(password).size < 5) return "the password must use at least 5 different characters"
-  if (password.toLowerCase() === email.toLowerCase()) return "the password must not be the e-mail address"
-  return undefined
-}
+import { MAX_PASSWORD_LENGTH } from "./PasswordRules.ts"
 
 /** The network key of work that comes from no client: the admin CLI and the first start. */
 const LOCAL = "local"

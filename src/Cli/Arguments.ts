@@ -1,13 +1,14 @@
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { UtmFields, UtmTemplateName } from "../Tags/UtmTemplate.ts"
 import { Plan, Role } from "../Accounts/User.ts"
-import { emailProblem, type UserRef } from "../Accounts/Accounts.ts"
-import { passwordProblem } from "../Auth/Passwords.ts"
+import type { UserRef } from "../Accounts/Accounts.ts"
+import { emailProblem } from "../Accounts/EmailAddress.ts"
+import { passwordProblem } from "../Auth/PasswordRules.ts"
 import { MAX_GROUP_NAME_LENGTH } from "../Groups/Group.ts"
-import { IMPORT_SOURCES } from "../Import/Sources.ts"
+import { IMPORT_SOURCES } from "../Import/SourceNames.ts"
 import { Command, DEFAULT_IMPORT_BATCH, type PasswordSource, UsageError } from "./Command.ts"
 import { isHelpOrVersion, type OptionName, scanCommandLine } from "./Options.ts"
-import { LAST_SECOND, UnixSecond } from "../Analytics/AnalyticsWindow.ts"
+import { LAST_SECOND, UnixSecond } from "../Analytics/UnixSecond.ts"
 import { WEBHOOK_EVENTS, type WebhookEvent } from "../Webhooks/Webhook.ts"
 
 const usage = (message: string) => new UsageError({ message })

@@ -83,3 +83,8 @@ export const Command = Data.taggedEnum<Command>()
 
 /** The command line is wrong: nothing was done. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/** The list and show commands, which read through `Operations/Inventory.ts` alone. */
+export const INVENTORY_COMMANDS = ["AccountList", "AccountShow", "UserList", "UserShow", "DomainList", "DomainShow", "LinkList", "LinkShow"] as const
+
+export type InventoryCommand = Extract<Command, { readonly _tag: (typeof INVENTORY_COMMANDS)[number] }>

@@ -1,7 +1,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Stream } from "effect"
 import { open, rename, rm } from "node:fs/promises"
-import { AdminError } from "../Accounts/Accounts.ts"
+import { AdminError } from "../Accounts/AdminError.ts"
 import type { CsvFile } from "../Export/ExportCsv.ts"
 import type { Outcome } from "./Outcome.ts"
 

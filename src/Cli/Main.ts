@@ -8,7 +8,7 @@ import { commandUsage, USAGE } from "./Usage.ts"
 import { version } from "./Version.ts"
 import { AppConfig } from "../Config.ts"
 import type { ApiError } from "../Platform/ApiError.ts"
-import type { AdminError } from "../Accounts/Accounts.ts"
+import type { AdminError } from "../Accounts/AdminError.ts"
 
 type Failure =
   | UsageError
@@ -53,8 +53,8 @@ const quietLogger = Layer.merge(
   Logger.minimumLogLevel(LogLevel.Warning)
 )
 
-/** The commands and the services they build, loaded only when one runs. */
-export const loadCommands = () => import("./Execute.ts")
+/** Every command and the services they build (the build's code cache), loaded otherwise only when one runs. */
+export const loadCommands = () => import("./Execute.ts").then(({ loadAll }) => loadAll())
 
 const run = (command: Command) => {
   if (command._tag === "Help") {
@@ -63,7 +63,7 @@ const run = (command: Command) => {
   }
   if (command._tag === "Version") return Effect.sync((): Outcome => ({ json: { version: version() }, text: version() }))
   return Effect.flatMap(
-        Effect.promise(() => import("./Execute.ts")),
+    Effect.promise(() => import("./Execute.ts")),
     ({ execute }) => execute(command)
   )
 }

@@ -5,3 +5,6 @@ export interface Outcome {
   /** The command has written its answer to standard output itself (an export's CSV): nothing more is printed. */
   readonly printed?: true
 }
+
+/** A row's own fields, as `--json` prints them. */
+export const fieldsOf = (row: object): Readonly<Record<string, unknown>> => Object.fromEntries(Object.entries(row))

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { passwordProblem } from "../Auth/Passwords.ts"
+import { passwordProblem } from "../Auth/PasswordRules.ts"
 import { type PasswordSource, UsageError } from "./Command.ts"
 
 const usage = (message: string) => new UsageError({ message })

@@ -1,15 +1,14 @@
 import { Effect, Layer } from "effect"
-import { AdminError } from "../Accounts/Accounts.ts"
+import { AdminError } from "../Accounts/AdminError.ts"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
 import { DomainRepo } from "../Domains/DomainRepo.ts"
 import { type CodedFailure, InvalidInput, isCodedFailure } from "../Platform/Failure.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
-import { AdminDatabaseLive } from "../Sql/Database.ts"
-import { migrate } from "../Sql/Migrator.ts"
 import type { Webhook, WebhookDelivery } from "../Webhooks/Webhook.ts"
 import { Webhooks } from "../Webhooks/Webhooks.ts"
 import { type Command, PAGE_SIZE } from "./Command.ts"
+import { commandDatabase } from "./CommandDatabase.ts"
 import type { Outcome } from "./Outcome.ts"
 import { table } from "./Table.ts"
 
@@ -18,7 +17,7 @@ type Of<Tag extends Command["_tag"]> = Extract<Command, { readonly _tag: Tag }>
 const webhooksLayer = Webhooks.Default.pipe(
   Layer.provide(Layer.mergeAll(DomainAccess.Default, TokenSecret.Default)),
   Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)),
-  Layer.provideMerge(Layer.effectDiscard(migrate).pipe(Layer.provideMerge(AdminDatabaseLive)))
+  Layer.provideMerge(commandDatabase)
 )
 
 /** A refusal said as the API says it, code first. */

@@ -3,7 +3,7 @@ export { ErrorCatalogue, type ErrorCode, type ErrorEntry, type ErrorStatus, form
 export { ApiError, ErrorItem } from "../Platform/ApiError.ts"
 export { type CodedFailure, InvalidInput, isCodedFailure } from "../Platform/Failure.ts"
 export { NotAccountAdmin } from "../Accounts/AccountErrors.ts"
-export { AdminError } from "../Accounts/Accounts.ts"
+export { AdminError } from "../Accounts/AdminError.ts"
 export {
   FilterValueInvalid,
   PlanWithoutAnalytics,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { AdminError } from "../Accounts/Accounts.ts"
+import { AdminError } from "../Accounts/AdminError.ts"
 import type { Caller } from "../Accounts/User.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"

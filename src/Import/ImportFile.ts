@@ -2,7 +2,8 @@ import { createHash, type Hash } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { open, stat } from "node:fs/promises"
 import { CsvSyntaxError, csvRecords } from "./Csv.ts"
-import { csvReading, type ImportSource, jsonRows, type SourceRow, UnusableFile } from "./Sources.ts"
+import type { ImportSource } from "./SourceNames.ts"
+import { csvReading, jsonRows, type SourceRow, UnusableFile } from "./Sources.ts"
 
 /** A JSON source (an API's answer) is read whole; its pages are small, so even many saved together fit this. */
 export const MAX_JSON_BYTES = 256 * 1024 * 1024

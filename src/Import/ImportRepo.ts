@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { AdminError } from "../Accounts/Accounts.ts"
+import { AdminError } from "../Accounts/AdminError.ts"
 
 /** Where an import writes: the domain's account, its link quota and the owner of the new links. */
 export interface ImportTarget {

@@ -1,11 +1,12 @@
 import { Chunk, Clock, Effect, Either, Option, Stream } from "effect"
 import { basename } from "node:path"
-import { AdminError } from "../Accounts/Accounts.ts"
+import { AdminError } from "../Accounts/AdminError.ts"
 import { generateAlias } from "../Links/Alias.ts"
 import { type ImportFile, openImportFile } from "./ImportFile.ts"
 import { type BatchLink, ImportRepo, type ImportRun, type ImportTarget } from "./ImportRepo.ts"
 import { type ImportLink, readImportRow } from "./ImportRows.ts"
-import { type ImportSource, type SourceRow, UnusableFile } from "./Sources.ts"
+import type { ImportSource } from "./SourceNames.ts"
+import { type SourceRow, UnusableFile } from "./Sources.ts"
 
 /** Generated aliases tried per link before giving up, as E4 does. */
 const ALIAS_ATTEMPTS = 8

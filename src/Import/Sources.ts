@@ -1,8 +1,7 @@
 import { isPlainObject } from "../Links/InputValues.ts"
 import { splitTags } from "./ImportValues.ts"
+import type { ImportSource } from "./SourceNames.ts"
 
-export const IMPORT_SOURCES = ["csv", "shlink", "yourls", "kutt", "bitly"] as const
-export type ImportSource = (typeof IMPORT_SOURCES)[number]
 
 /**
  * One link as a source wrote it, before the link rules: `line` is the CSV line it starts on, or the

@@ -88,6 +88,10 @@ const scopedPool = (connection: Connection, max: number, applicationName: string
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
   )
 
+/** `open` as the first use of a pool: its failure says that the database cannot be reached. */
+const reachable = (open: () => Promise<unknown>) =>
+  Effect.tryPromise({ try: open, catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" }) })
+
 /** The `PgClient` over `pool`, and the pool for binary COPY where the database takes it. */
 const clientLayers = (pool: pg.Pool, connection: Connection) =>
   Layer.merge(
@@ -108,29 +112,40 @@ export const poolClient = (connection: Connection, options: { readonly max: numb
         await client.query(`LISTEN ${CHANGES_CHANNEL}`)
       }
       const pool = yield* scopedPool(connection, options.max, options.applicationName, onConnect)
-      yield* Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "cannot connect to the database" })
-      })
+      yield* reachable(() => pool.query("SELECT 1"))
       return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
     })
   )
 
+/** Connections to the PostgreSQL server at `url`. */
+const serverConnection = (url: Redacted.Redacted<string>): Connection => ({
+  connectionString: Redacted.value(url),
+  connectionTimeoutMillis: 5000,
+  idleTimeoutMillis: 30_000,
+  // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
+  // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
+  options: "-c jit=off -c work_mem=16MB",
+  threadConnections: 2,
+  copyFromStdin: true
+})
+
 /** A `PgClient` on a PostgreSQL server. */
 export const serverClient = (url: Redacted.Redacted<string>, options: PoolOptions) =>
-  poolClient(
-    {
-      connectionString: Redacted.value(url),
-      connectionTimeoutMillis: 5000,
-      idleTimeoutMillis: 30_000,
-      // Report queries over rollups are short: JIT compilation only adds to them (tens of ms), and
-      // their sorts and aggregates over a year of rows fit in 16 MB instead of spilling to disk.
-      options: "-c jit=off -c work_mem=16MB",
-      threadConnections: 2,
-      copyFromStdin: true
-    },
-    { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" },
-    true
+  poolClient(serverConnection(url), { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" }, true)
+
+/**
+ * The admin CLI's one connection, without a check query or `LISTEN`: a command ends before a cache of
+ * its own could miss a change, and the caches of running instances hear its changes through their own
+ * connections. Opened here, so that a database that cannot be reached is said as the server says it.
+ */
+const commandClient = (connection: Connection, shared: boolean) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const pool = yield* scopedPool(connection, 1, "link-shortener-cli")
+      yield* reachable(() => pool.connect().then((client) => client.release()))
+      const notificationListeners = new Set<(message: pg.Notification) => void>()
+      return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
+    })
   )
 
 const errorCode = (error: unknown) => (error instanceof Error && "code" in error ? error.code : undefined)
@@ -254,12 +269,12 @@ const embeddedConnection = (socketDir: string): Connection => ({
 export const AdminDatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => serverClient(url, { maxConnections: 1, applicationName: "link-shortener-cli" }),
+      onSome: (url) => commandClient(serverConnection(url), true),
       onNone: () => {
         const served = lockHolder(resolve(config.dataDir, "pglite.lock")) === undefined ? undefined : announcedSocket(config.dataDir)
         return served === undefined
           ? embeddedClient(config.dataDir)
-          : poolClient(embeddedConnection(served), { max: 1, applicationName: "link-shortener-cli" }, false)
+          : commandClient(embeddedConnection(served), false)
       }
     })
   )

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -14,13 +15,22 @@ export interface Migration {
   readonly sql: string
 }
 
+const MIGRATION_FILE = /^(\d+)_(.+)\.sql$/
+
 export const loadMigrations = (dir = MIGRATIONS_DIR): ReadonlyArray<Migration> =>
   readdirSync(dir)
     .flatMap((file) => {
-      const match = /^(\d+)_(.+)\.sql$/.exec(file)
+      const match = MIGRATION_FILE.exec(file)
       return match === null ? [] : [{ id: Number(match[1]), name: match[2]!, sql: readFileSync(`${dir}/${file}`, "utf8") }]
     })
     .sort((a, b) => a.id - b.id)
+
+/** The ids of the migrations in `dir`, from the file names alone. */
+export const migrationIds = (dir = MIGRATIONS_DIR): ReadonlyArray<number> =>
+  readdirSync(dir).flatMap((file) => {
+    const match = MIGRATION_FILE.exec(file)
+    return match === null ? [] : [Number(match[1])]
+  })
 
 /**
  * Applies the pending migrations of `sql/` in one transaction, under an advisory lock so that
@@ -49,3 +59,23 @@ export const migrate = Effect.gen(function* () {
     })
   )
 }).pipe(Effect.withSpan("migrate"))
+
+const UNDEFINED_TABLE = "42P01"
+
+const isUndefinedTable = (error: SqlError) =>
+  typeof error.cause === "object" && error.cause !== null && "code" in error.cause && error.cause.code === UNDEFINED_TABLE
+
+/**
+ * `migrate` only when the database lacks one of the migrations in `sql/`: one statement when it has
+ * them all, the usual case of a short-lived process (the admin CLI), where the lock, the transaction
+ * and reading every file took several round trips. A database with migrations this code does not know
+ * (a newer release migrated it) is used as it is, as `migrate` would.
+ */
+export const migrateIfBehind = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const applied = yield* sql<{ id: number }>`SELECT id FROM schema_migrations`.pipe(
+    Effect.map((rows) => new Set(rows.map((row) => row.id))),
+    Effect.catchIf(isUndefinedTable, () => Effect.succeed(new Set<number>()))
+  )
+  return migrationIds().every((id) => applied.has(id)) ? [] : yield* migrate
+})
