@@ -15,9 +15,10 @@ class DomainRow extends Schema.Class<DomainRow>("DomainRow")({
   homepage: Schema.NullOr(Schema.String),
   has_ssl: Schema.Boolean
 }) {
+  /** Built unchecked, as a link is (`LinkRepo.ts`). */
   toDomain(): Domain {
     const { is_default, url_404, homepage, ...rest } = this
-    return new Domain({ ...rest, ...unlessNull({ url_404, homepage }), default: is_default })
+    return new Domain({ ...rest, ...unlessNull({ url_404, homepage }), default: is_default }, true)
   }
 }
 

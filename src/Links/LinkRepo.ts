@@ -37,6 +37,7 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
   tags: Schema.Array(LinkTag),
   groups: Schema.Array(Schema.Int)
 }) {
+  /** Built unchecked: every field comes from this decoded row, and the answer's encoding checks it again. */
   toLink(): Link {
     const { domain, has_ssl, notify_on_click, template_id, archive_on, delete_on, ...rest } = this
     return new Link({
@@ -45,7 +46,7 @@ class LinkRow extends Schema.Class<LinkRow>("LinkRow")({
       short_link: shortLinkOf(has_ssl, domain, this.alias),
       ...redirectParts(this.redirect_url),
       notify_on_click: notify_on_click ? "1" : "0"
-    })
+    }, true)
   }
 }
 
