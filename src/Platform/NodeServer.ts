@@ -116,7 +116,7 @@ class TrackedResponse<Request extends IncomingMessage = IncomingMessage> extends
 }
 
 /** The one "close" listener of a server's responses (`this` is the response). */
-const onResponseClose = (server: DrainingServer) =>
+const closeListenerOf = (server: DrainingServer) =>
   function (this: TrackedResponse) {
     if (!this.tracked) return
     this.tracked = false
@@ -209,7 +209,7 @@ class DrainingServer extends Server<typeof IncomingMessage, typeof TrackedRespon
     }
   }
 
-  private readonly onResponseClose = onResponseClose(this)
+  private readonly onResponseClose = closeListenerOf(this)
 
   /** Told by a response's "close" listener, once. */
   answered(response: TrackedResponse) {
