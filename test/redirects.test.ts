@@ -275,6 +275,27 @@ describe("the redirect caches' LRU", () => {
     expect(short.size).toBe(50)
   })
 
+  it("evicts the oldest entry not read since it was last passed over: a read one gets a second chance", () => {
+    const lru = new Lru<number>(3)
+    for (const n of [1, 2, 3]) lru.set(`k${n}`, n)
+    expect(lru.get("k1")).toBe(1)
+    lru.set("k4", 4)
+    // k1 was read: passed over (its mark cleared, now the youngest but k4); k2 is evicted.
+    expect([lru.size, lru.get("k2"), lru.get("k3")]).toEqual([3, undefined, 3])
+    lru.set("k5", 5)
+    // k3 was read just now and is passed over; k1's mark was cleared when it was passed over: it goes.
+    expect([lru.get("k1"), lru.get("k3"), lru.get("k4"), lru.get("k5")]).toEqual([undefined, 3, 4, 5])
+    // Every entry read: one pass clears the marks, the oldest (k4) goes and the new entry stays.
+    lru.set("k6", 6)
+    expect([lru.size, lru.get("k4"), lru.get("k3"), lru.get("k5"), lru.get("k6")]).toEqual([3, undefined, 3, 5, 6])
+    const heavy = new Lru<true>(100, 3 * (2 + ENTRY_OVERHEAD_BYTES))
+    for (let n = 10; n < 100; n++) {
+      heavy.set(`${n}`, true)
+      heavy.get(`${n}`)
+    }
+    expect([heavy.size, heavy.bytes]).toEqual([3, 3 * (2 + ENTRY_OVERHEAD_BYTES)])
+  })
+
   it("counts a key set twice once, and gives its bytes back when it is deleted or cleared", () => {
     const lru = new Lru<true>(10, 1_000)
     lru.set("7:alias", true)

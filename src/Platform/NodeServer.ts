@@ -108,6 +108,21 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void
 /** Told of each answer of the pre-handler (not of requests it handed to the API) when its response ends. */
 export type OnPreHandled = (req: IncomingMessage, res: ServerResponse, seconds: number) => void
 
+/** A response with what its request's end needs: kept on it rather than in a closure per request. */
+class TrackedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  started = 0
+  preHandled = false
+  tracked = false
+}
+
+/** The one "close" listener of a server's responses (`this` is the response). */
+const closeListenerOf = (server: DrainingServer) =>
+  function (this: TrackedResponse) {
+    if (!this.tracked) return
+    this.tracked = false
+    server.answered(this)
+  }
+
 /**
  * A listener that stops in two steps without resetting a request. While the process drains
  * (`ShutdownState`) it still accepts and answers; a connection opened before the drain is closed
@@ -121,7 +136,7 @@ export type OnPreHandled = (req: IncomingMessage, res: ServerResponse, seconds: 
  * timeout. A connection that has brought no request gets `closeGrace`; what is still open at
  * `drainTimeout` is cut. Closed without a drain (tests), the server closes idle connections at once.
  */
-class DrainingServer extends Server {
+class DrainingServer extends Server<typeof IncomingMessage, typeof TrackedResponse> {
   private readonly inFlight = new Set<ServerResponse>()
   /** API requests not answered yet, with the time each was handed on, oldest first. */
   private readonly awaitingApi = new Map<ServerResponse, number>()
@@ -155,6 +170,7 @@ class DrainingServer extends Server {
     private readonly onPreHandled: OnPreHandled | undefined
   ) {
     super({
+      ServerResponse: TrackedResponse,
       connectionsCheckingInterval: options.connectionsCheckingInterval,
       headersTimeout: options.headersTimeout,
       requestTimeout: options.requestTimeout,
@@ -193,40 +209,63 @@ class DrainingServer extends Server {
     }
   }
 
-  override emit(event: string, ...args: Array<unknown>): boolean {
-    const [request, response] = args
-    if (event === "connection" && request instanceof Socket) {
-      const socket = request
+  private readonly onResponseClose = closeListenerOf(this)
+
+  /** Told by a response's "close" listener, once. */
+  answered(response: TrackedResponse) {
+    this.shutdown.answered++
+    this.inFlight.delete(response)
+    this.awaitingApi.delete(response)
+    if (!this.handedOn.delete(response) && response.preHandled) {
+      this.onPreHandled?.(response.req, response, (performance.now() - response.started) / 1000)
+    }
+  }
+
+  // Parameters rather than a rest array: this runs for every request. Node's own events have at most three arguments.
+  override emit(event: string, first?: unknown, second?: unknown, third?: unknown): boolean {
+    if (event === "connection" && first instanceof Socket) {
+      const socket = first
       this.acceptedAt.set(socket, Date.now())
       this.fresh.add(socket)
       socket.once("close", () => this.fresh.delete(socket))
     }
-    if (event !== "request" || !(response instanceof ServerResponse)) return super.emit(event, ...args)
-    const shutdown = this.shutdown
+    if (event !== "request" || !(second instanceof TrackedResponse) || !(first instanceof IncomingMessage)) {
+      return this.forward(event, arguments.length, first, second, third, arguments)
+    }
+    const request = first
+    const response = second
     const socket = response.socket
     if (socket !== null) this.fresh.delete(socket)
-    const drainingSince = shutdown.drainingSince
+    const drainingSince = this.shutdown.drainingSince
     const openedBefore = drainingSince !== undefined && (socket === null || (this.acceptedAt.get(socket) ?? 0) <= drainingSince)
     if (this.closing || openedBefore) response.setHeader("connection", "close")
     this.inFlight.add(response)
-    const started = performance.now()
-    let preHandled = false
-    response.once("close", () => {
-      shutdown.answered++
-      this.inFlight.delete(response)
-      this.awaitingApi.delete(response)
-      if (!this.handedOn.delete(response) && preHandled && request instanceof IncomingMessage) {
-        this.onPreHandled?.(request, response, (performance.now() - started) / 1000)
-      }
-    })
-    if (!(request instanceof IncomingMessage)) return super.emit(event, ...args)
+    response.started = performance.now()
+    response.tracked = true
+    response.on("close", this.onResponseClose)
     if (!holdsTarget(request)) {
       answerBadRequest(response)
       return true
     }
-    preHandled = this.preHandler !== undefined && this.preHandler(request, response, this.toApi)
-    if (!preHandled) this.toApi(request, response)
+    response.preHandled = this.preHandler !== undefined && this.preHandler(request, response, this.toApi)
+    if (!response.preHandled) this.toApi(request, response)
     return true
+  }
+
+  /** Hands an event on to the listeners with as many arguments as it came with. */
+  private forward(event: string, count: number, first: unknown, second: unknown, third: unknown, all: IArguments): boolean {
+    switch (count) {
+      case 1:
+        return super.emit(event)
+      case 2:
+        return super.emit(event, first)
+      case 3:
+        return super.emit(event, first, second)
+      case 4:
+        return super.emit(event, first, second, third)
+      default:
+        return super.emit(event, ...Array.from<unknown>(all).slice(1))
+    }
   }
 
   /** Node's `close()` calls this at once; after a drain, idle connections are left to end as said above. */

@@ -29,6 +29,18 @@ export interface LinkEntry {
   readonly smart?: SmartRoute
   /** Its password, limit, expiry and preview; absent for a link without any. */
   readonly gates?: LinkGates
+  /** The headers of a redirect to `redirectUrl`, flat (name, value, ...), made once: frozen. */
+  readonly headers: Array<string>
+}
+
+/** What browsers may keep of a link's redirect: nothing of a gated link's, so that each visit meets the gates again. */
+const LINK_CACHE_CONTROL = "private, max-age=90"
+
+/** The headers of a link's redirect to `location`, as `writeHead` takes them; frozen, so that they can be shared. */
+export const redirectHeaders = (location: string, gated: boolean): Array<string> => {
+  const headers = ["location", location, "cache-control", gated ? "no-store" : LINK_CACHE_CONTROL]
+  Object.freeze(headers)
+  return headers
 }
 
 /** What the cache knows of an alias: the link, `null` for none (a negative entry), `undefined` unknown. */
@@ -42,12 +54,23 @@ export type Weigh<V> = (key: string, value: V) => number
 
 const keyWeight = (key: string) => key.length + ENTRY_OVERHEAD_BYTES
 
+class Slot<V> {
+  /** Set by a read, cleared when eviction passes the entry over once (a second chance). */
+  used = false
+  constructor(
+    readonly value: V,
+    readonly weight: number
+  ) {}
+}
+
 /**
- * A map that forgets its least recently used entries past `capacity` entries or `maxBytes` of their
- * weights (keys and string values are ASCII: a character is a byte).
+ * A map that forgets entries not read lately past `capacity` entries or `maxBytes` of their weights
+ * (keys and string values are ASCII: a character is a byte). A read only marks its entry (a delete
+ * and re-insert per hit churned large Maps); eviction takes the oldest entry not read since it was
+ * last passed over, moving a read one to the young end with its mark cleared (second chance).
  */
 export class Lru<V> {
-  private readonly entries = new Map<string, { readonly value: V; readonly weight: number }>()
+  private readonly entries = new Map<string, Slot<V>>()
   private counted = 0
   constructor(
     private readonly capacity: number,
@@ -57,20 +80,27 @@ export class Lru<V> {
   get(key: string): V | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
-    this.entries.delete(key)
-    this.entries.set(key, entry)
+    entry.used = true
     return entry.value
   }
   set(key: string, value: V) {
     this.delete(key)
     const weight = this.weigh(key, value)
-    this.entries.set(key, { value, weight })
-    this.counted += weight
-    while (this.entries.size > this.capacity || this.counted > this.maxBytes) {
-      const oldest = this.entries.keys().next()
-      if (oldest.done === true) break
-      this.delete(oldest.value)
+    // Room is made before the entry goes in, so that it is not itself passed over as the oldest.
+    while (this.entries.size > 0 && (this.entries.size >= this.capacity || this.counted + weight > this.maxBytes)) {
+      const [oldestKey, slot] = this.entries.entries().next().value!
+      if (slot.used) {
+        slot.used = false
+        this.entries.delete(oldestKey)
+        this.entries.set(oldestKey, slot)
+      } else {
+        this.delete(oldestKey)
+      }
     }
+    // Heavier than the whole bound: it would be evicted at once.
+    if (weight > this.maxBytes || this.capacity < 1) return
+    this.entries.set(key, new Slot(value, weight))
+    this.counted += weight
   }
   delete(key: string) {
     const entry = this.entries.get(key)
@@ -310,6 +340,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
         const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
         const row = rows[0]
         const smart = row === undefined ? undefined : await smartOf(row)
+        const gated = row === undefined ? {} : gatesOf(row)
         const entry: LinkEntry | null =
           row === undefined
             ? null
@@ -319,7 +350,8 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
                 redirectUrl: row.redirect_url,
                 redirectType: row.redirect_type,
                 ...(smart === undefined ? {} : { smart }),
-                ...gatesOf(row)
+                ...gated,
+                headers: redirectHeaders(row.redirect_url, gated.gates !== undefined)
               }
         if (started === generation) {
           if (entry === null) unknown.set(ownCopy(key), true)

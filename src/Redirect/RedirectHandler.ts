@@ -8,7 +8,14 @@ import type { PreHandler } from "../Platform/NodeServer.ts"
 import { recordRedirect, recordRedirectCacheHit, recordRedirectCacheMiss } from "../Platform/Metrics.ts"
 import { registerCollector } from "../Platform/Collectors.ts"
 import { redirectCacheFamilies } from "../Platform/CacheMetrics.ts"
-import { type DomainEntry, type LinkEntry, makeRedirectCache, redirectCacheDefaults, type RedirectCacheOptions } from "./RedirectCache.ts"
+import {
+  type DomainEntry,
+  type LinkEntry,
+  makeRedirectCache,
+  redirectCacheDefaults,
+  type RedirectCacheOptions,
+  redirectHeaders
+} from "./RedirectCache.ts"
 import { makeSmartAccess, smartAccessDeps } from "./SmartAccess.ts"
 import type { LinkGates } from "./LinkGates.ts"
 
@@ -18,7 +25,6 @@ const PROBE_PATHS = new Set(["/healthz", "/readyz"])
 const API_HOST_ONLY = new Set(["/api/docs", "/api/v3/docs", "/api/v4/docs", "/api/v4/openapi.json", "/api/v3/openapi.json"])
 const ALIAS = /^[A-Za-z0-9._-]+$/
 const DOTS_ONLY = /^\.+$/
-const LINK_CACHE_CONTROL = "private, max-age=90"
 const UNAVAILABLE = JSON.stringify({ errors: [ApiError.item(10902)] })
 
 /** The host of a Host header: lower case, without port or trailing dot. */
@@ -55,11 +61,13 @@ const withVisitorQuery = (target: string, visitorQuery: URLSearchParams) => {
   return `${url.href}${url.search === "" ? "?" : "&"}${extra.toString()}${hash}`
 }
 
-const redirect = (res: ServerResponse, status: number, location: string, cacheControl?: string) => {
-  res.writeHead(status, cacheControl === undefined ? { location } : { location, "cache-control": cacheControl })
+const redirectWith = (res: ServerResponse, status: number, headers: Array<string>) => {
+  res.writeHead(status, headers)
   res.end()
   recordRedirect(status)
 }
+
+const redirect = (res: ServerResponse, status: number, location: string) => redirectWith(res, status, ["location", location])
 
 const notFound = (res: ServerResponse) => {
   res.writeHead(404, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
@@ -170,8 +178,8 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           destinationId: number | null,
           ip: string | undefined
         ) => {
-          // A gated link's redirect is not kept by browsers: each visit meets the gates again.
-          redirect(res, link.redirectType, location, link.gates === undefined ? LINK_CACHE_CONTROL : "no-store")
+          const headers = location === link.redirectUrl ? link.headers : redirectHeaders(location, link.gates !== undefined)
+          redirectWith(res, link.redirectType, headers)
           if (req.method !== "GET") return
           clicks.enqueue({
             at: Date.now(),
