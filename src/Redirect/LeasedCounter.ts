@@ -45,7 +45,7 @@ export const LEASE_TIMES: LeaseTimes = { leaseMs: 10_000, idleMs: 1_000 }
 /** The fewest slots worth a lease; the counter lends none when its share of the room is smaller. */
 export const MIN_BLOCK = 4
 /** A block lasts about this long at the link's recent rate of visits. */
-const BLOCK_SPAN_MS = 250
+const BLOCK_SPAN_MS = 1_000
 const MAX_BLOCK = 10_000
 /** Visits that found the room held by other instances' leases ask again after this long. */
 const RETRY_MS = 20
