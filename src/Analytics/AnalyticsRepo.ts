@@ -12,7 +12,6 @@ import {
   type TimeRange,
   type WindowPlan
 } from "./AnalyticsWindow.ts"
-import { minutesOf } from "../Clicks/ClickMinute.ts"
 import { inGroup, keywordMatch, taggedWith } from "../Links/LinkRepo.ts"
 import {
   clickKeyColumns,
@@ -114,8 +113,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
     const edgeRows = (edges: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
       edges.map(
         (edge) => sql`${select(sql`${edge.sign}::int4`)}
-          AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})
-          AND ${minutesOf(sql, sql`to_timestamp(${edge.from})`, sql`to_timestamp(${edge.to})`)}`
+          AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})`
       )
 
     /** The same over the hourly rollups `r` of each range of `hours`. */
@@ -159,8 +157,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           pieces.map(
             (piece, n) => sql`SELECT ${n}::int4 AS piece, count(*)::int8 AS clicks FROM (
               SELECT 1 FROM clicks c WHERE c.domain_id = ${domainId}
-                AND c.at >= to_timestamp(${piece.from}) AND c.at < to_timestamp(${piece.to})
-                AND ${minutesOf(sql, sql`to_timestamp(${piece.from})`, sql`to_timestamp(${piece.to})`)} LIMIT ${COUNT_CAP}) p`
+                AND c.at >= to_timestamp(${piece.from}) AND c.at < to_timestamp(${piece.to}) LIMIT ${COUNT_CAP}) p`
           )
         )}`,
         (rows) => {

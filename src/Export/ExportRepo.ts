@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { TimeRange } from "../Analytics/AnalyticsWindow.ts"
-import { CLICK_MINUTE, minutesOf } from "../Clicks/ClickMinute.ts"
 import type { ClickRow } from "../Clicks/ClickRepo.ts"
 
 /** A link as the links export writes it; times are `YYYY-MM-DD HH:MM:SS` in UTC, or null when unset. */
@@ -74,9 +73,8 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("ExportRepo", {
         LIMIT ${limit}`
 
     /**
-     * The scope's clicks after `after`, by time then id. The index `clicks_domain_minute` gives them
-     * by minute (the same order: a later minute is a later time), so the range scan starts at the
-     * minute of the start or of the key and each minute's clicks are sorted by time and id.
+     * The scope's clicks after `after`, by time then id. `c.at >= after` lets the index range scan
+     * start at the key (the row comparison alone would only filter); ties in time are sorted by id.
      */
     const clicks = (scope: ClickScope, after: Option.Option<ClickKey>, limit: number) =>
       sql<ClickExportRow>`
@@ -89,12 +87,11 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("ExportRepo", {
         WHERE c.domain_id = ${scope.domainId}
           ${scope.linkId === undefined ? sql`` : sql`AND c.link_id = ${scope.linkId}`}
           AND c.at >= to_timestamp(${scope.from}) AND c.at < to_timestamp(${scope.to})
-          AND ${Option.match(after, {
-            onNone: () => minutesOf(sql, sql`to_timestamp(${scope.from})`, sql`to_timestamp(${scope.to})`),
-            onSome: (key) => sql`c.at >= ${key.at}::timestamptz AND (c.at, c.id) > (${key.at}::timestamptz, ${key.id}::uuid)
-              AND ${minutesOf(sql, sql`${key.at}::timestamptz`, sql`to_timestamp(${scope.to})`)}`
+          ${Option.match(after, {
+            onNone: () => sql``,
+            onSome: (key) => sql`AND c.at >= ${key.at}::timestamptz AND (c.at, c.id) > (${key.at}::timestamptz, ${key.id}::uuid)`
           })}
-        ORDER BY ${sql.unsafe(CLICK_MINUTE)}, c.at, c.id
+        ORDER BY c.at, c.id
         LIMIT ${limit}`
 
     /** Whether the domain exists, deleted or not (the operator's exports). */
