@@ -1,9 +1,11 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Layer, Option } from "effect"
 import { AnalyticsRepo } from "../src/Analytics/AnalyticsRepo.ts"
 import { ClickBatch } from "../src/Clicks/ClickBatch.ts"
 import { ClickRepo, type ClickRow } from "../src/Clicks/ClickRepo.ts"
+import { type ClickKey, ExportRepo } from "../src/Export/ExportRepo.ts"
 import { loadMigrations, migrate } from "../src/Sql/Migrator.ts"
 import { clickRow } from "./support/Clicks.ts"
 import { makeTestDatabase } from "./support/TestDatabase.ts"
@@ -306,6 +308,87 @@ describe("click storage: migration 0012 keeps the user agents of clicks stored b
         const clickRepo = yield* Effect.provide(ClickRepo, ClickRepo.Default)
         expect(yield* clickRepo.insert(rows)).toEqual([])
         expect((yield* clickCount(links)).n).toBe(120)
+      })
+    )
+  })
+})
+
+/** 2025-04-01T00:00:00Z: the clicks below sit on and beside the boundaries of seconds after it. */
+const S0 = T0 + 7200
+
+/** Clicks of two links at S0, S0 + 20 s ... S0 + 80 s: on the second, a millisecond either side, several at one instant, half a second after. */
+const secondClicks = (links: ReadonlyArray<number>, domainId: number): Array<ClickRow> =>
+  [0, 20, 40, 60, 80].flatMap((second) =>
+    [-0.001, 0, 0, 0, 0.001, 0.5].map((offset, n) => {
+      const row = clickRow({ linkId: links[n % links.length]!, domainId, at: S0 + second })
+      return { ...row, at: new Date(Math.round((S0 + second + offset) * 1000)).toISOString() }
+    })
+  )
+
+/** The plan's index scans of clicks, named after the index of `clicks` that each partition's index belongs to. */
+const clickIndexesOf = (plan: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const names = [...plan.matchAll(/ using (\S+) on /g)].map((match) => match[1]!)
+    return Effect.map(
+      sql<{ name: string }>`
+        SELECT DISTINCT p.relname AS name FROM pg_class i JOIN pg_inherits h ON h.inhrelid = i.oid JOIN pg_class p ON p.oid = h.inhparent
+        WHERE ${sql.in("i.relname", names.length === 0 ? [""] : names)}`,
+      (rows) => rows.map((row) => row.name)
+    )
+  })
+
+describe("click storage: a domain's clicks by time (clicks_domain_at)", () => {
+  layer(Layer.provideMerge(ExportRepo.Default, migrated), { timeout: 60_000 })((it) => {
+    it.effect("the clicks export of a window gives the window's clicks in time and id order, page after page (pages cut inside seconds)", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(secondClicks(links, domainId)))
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* ExportRepo
+        const windows = [
+          { from: S0, to: S0 + 80 },
+          { from: S0 + 20, to: S0 + 60 },
+          { from: S0 - 60, to: S0 + 600 }
+        ]
+        for (const window of windows) {
+          const expected = yield* sql<{ id: string }>`
+            SELECT id::text AS id FROM clicks WHERE domain_id = ${domainId}
+              AND at >= to_timestamp(${window.from}) AND at < to_timestamp(${window.to}) ORDER BY at, id`
+          const read: Array<string> = []
+          let after = Option.none<ClickKey>()
+          for (;;) {
+            const page = yield* repo.clicks({ domainId, linkId: undefined, ...window }, after, 4)
+            read.push(...page.map((row) => row.engagement_id))
+            const last = page.at(-1)
+            if (page.length < 4 || last === undefined) break
+            after = Option.some({ at: last.at_key, id: last.engagement_id })
+          }
+          expect(read).toEqual(expected.map((row) => row.id))
+          expect(read.length).toBeGreaterThan(0)
+        }
+      })
+    )
+
+    it.effect("a domain's clicks in a time range, and in the export's order, are found by clicks_domain_at (domain reports, window plans, the export)", () =>
+      Effect.gen(function* () {
+        const { domainId, links } = yield* setup
+        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(secondClicks(links, domainId)))
+        const sql = yield* SqlClient.SqlClient
+        const range = sql`c.at >= to_timestamp(${S0 + 20}) AND c.at < to_timestamp(${S0 + 60})`
+        const explain = (statement: Fragment) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`SET LOCAL enable_seqscan = off`
+              const rows = yield* sql<{ "QUERY PLAN": string }>`EXPLAIN ${statement}`
+              return rows.map((row) => row["QUERY PLAN"]).join("\n")
+            })
+          )
+        const counted = yield* explain(sql`SELECT count(*) FROM clicks c WHERE c.domain_id = ${domainId} AND ${range}`)
+        expect(yield* clickIndexesOf(counted)).toEqual(["clicks_domain_at"])
+        const ordered = yield* explain(
+          sql`SELECT c.id FROM clicks c WHERE c.domain_id = ${domainId} AND ${range} ORDER BY c.at, c.id LIMIT 4`
+        )
+        expect(yield* clickIndexesOf(ordered)).toEqual(["clicks_domain_at"])
       })
     )
   })
