@@ -338,7 +338,7 @@ describe("click leases", () => {
         yield* Effect.promise(() => locker.query("BEGIN; LOCK TABLE link_limit_leases IN ACCESS EXCLUSIVE MODE"))
         yield* Effect.sleep(800)
         yield* Effect.promise(() => locker.query("COMMIT"))
-        yield* Effect.sleep(700)
+        yield* Effect.sleep(1500)
         expect(yield* rowOf(id)).toEqual({ used: 6, leased: 16, leases: [16] })
       }).pipe(Effect.scoped)
     )

@@ -104,7 +104,7 @@ const turnOf = (used: number, max: number): Turn => (used === max ? "last" : "al
  * of slots of each link it counts, sized to the link's recent rate; the link's row lends it while
  * the room left is large (docs/DECISIONS.md, exact click limits), and the link's next visits are
  * answered from it without a round trip. A lease is topped up when half spent, renewed halfway
- * through its life, and given back after `idleMs` without visits and by `stop`. `reached` archives a
+ * through its life, cut to a reserve after `idleMs` without visits (`sweep`), and given back by `stop`. `reached` archives a
  * link whose last slots were answered from leases.
  */
 export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: number) => void, times: LeaseTimes) => {
