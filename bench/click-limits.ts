@@ -8,15 +8,17 @@
  *   BENCH_VISITS       takes in all (default 50000)
  *   BENCH_CONCURRENCY  takes in flight at once, each waiting for its answer (default 50)
  *   BENCH_RATE         takes per second, evenly spaced (default 0: as fast as BENCH_CONCURRENCY goes)
+ *   BENCH_PAUSE_SECONDS  a pause after the takes, then 20 takes a link at the same pace (default 2; 0: none)
  *
  * Far from its limit a link's visits are mostly answered from the counter's leases (blocks of
  * slots), so the statements per take fall with the rate. Prints the counter statements sent, the CPU of the bench database's backends and of the whole
- * PostgreSQL server per take (from /proc, so other work on the server counts in the second), and the
- * write-ahead log per take.
+ * PostgreSQL server per take (from /proc, so other work on the server counts in the second), the
+ * write-ahead log per take, and the takes that waited for a statement (not answered from a lease) and
+ * how long, in the run and after the pause.
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import pg from "pg"
-import { ClickLimits } from "../src/Redirect/ClickLimits.ts"
+import { ClickLimits, type ClickLimitsService } from "../src/Redirect/ClickLimits.ts"
 import { DatabasePool } from "../src/Sql/Database.ts"
 import { runProgram } from "./support/Cleanup.ts"
 import { numberFromEnv } from "./support/Env.ts"
@@ -26,12 +28,57 @@ const LINKS = numberFromEnv("BENCH_LINKS", 100)
 const VISITS = numberFromEnv("BENCH_VISITS", 50_000)
 const CONCURRENCY = numberFromEnv("BENCH_CONCURRENCY", 50)
 const RATE = numberFromEnv("BENCH_RATE", 0)
+const PAUSE_SECONDS = numberFromEnv("BENCH_PAUSE_SECONDS", 2)
 const UNREACHED_LIMIT = 1_000_000_000_000
 
 const withDatabase = (url: string, database: string) => {
   const parsed = new URL(url)
   parsed.pathname = `/${database}`
   return parsed.toString()
+}
+
+interface Phase {
+  readonly takes: number
+  readonly seconds: number
+  readonly allowed: number
+  /** How long each take that was not answered at once (from a lease) waited, ms. */
+  readonly waited: ReadonlyArray<number>
+}
+
+const WAITED = Symbol("waited")
+
+/** `takes` takes spread over the links in turn, at RATE or as fast as CONCURRENCY goes. */
+const phase = async (limits: ClickLimitsService, takes: number): Promise<Phase> => {
+  const started = performance.now()
+  const waited: Array<number> = []
+  let next = 0
+  let allowed = 0
+  const worker = async () => {
+    while (next < takes) {
+      const n = next++
+      if (RATE > 0) {
+        const wait = started + (n * 1000) / RATE - performance.now()
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+      const asked = performance.now()
+      const turn = limits.take(n % LINKS, UNREACHED_LIMIT)
+      // A take answered from a lease is settled already: it wins the race against a settled marker.
+      let got = await Promise.race([turn, Promise.resolve(WAITED)])
+      if (got === WAITED) {
+        got = await turn
+        waited.push(performance.now() - asked)
+      }
+      if (got !== "exhausted") allowed += 1
+    }
+  }
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  return { takes, seconds: (performance.now() - started) / 1000, allowed, waited }
+}
+
+const waitsLine = ({ takes, waited }: Phase) => {
+  const sorted = [...waited].sort((a, b) => a - b)
+  const at = (q: number) => (sorted.length === 0 ? "-" : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2))
+  return `${waited.length} of ${takes} takes (${(waited.length / takes).toFixed(4)} a take) waited for a statement; waited ms p50 ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`
 }
 
 runProgram("bench:click-limits", async (cleanup) => {
@@ -88,31 +135,22 @@ runProgram("bench:click-limits", async (cleanup) => {
   statements = 0
   const walBefore = await walOf()
   const before = await postgresSnapshot(database)
-  const started = performance.now()
-  let next = 0
-  let turnsAllowed = 0
-  const worker = async () => {
-    while (next < VISITS) {
-      const n = next++
-      if (RATE > 0) {
-        const due = started + (n * 1000) / RATE
-        const wait = due - performance.now()
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      }
-      if ((await limits.take(n % LINKS, UNREACHED_LIMIT)) !== "exhausted") turnsAllowed += 1
-    }
-  }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  const seconds = (performance.now() - started) / 1000
+  const main = await phase(limits, VISITS)
   const after = await postgresSnapshot(database)
   const wal = await walBytes(walBefore, await walOf())
+  const measuredStatements = statements
+  // The links left alone longer than the counter's idle time, then visited again at the same pace.
+  await new Promise((resolve) => setTimeout(resolve, PAUSE_SECONDS * 1000))
+  const resumed = PAUSE_SECONDS > 0 ? await phase(limits, LINKS * 20) : undefined
   await setup.end()
   const cpu = postgresCpuBetween(before, after)
   const micros = (s: number | undefined) => (s === undefined ? "?" : ((s * 1e6) / VISITS).toFixed(2))
   process.stdout.write(
     [
-      `${VISITS} takes over ${LINKS} links, ${CONCURRENCY} in flight${RATE > 0 ? `, ${RATE}/s` : ""}: ${(VISITS / seconds).toFixed(0)} takes/s, ${turnsAllowed} allowed`,
-      `counter statements: ${statements} (${(VISITS / statements).toFixed(1)} takes each)`,
+      `${VISITS} takes over ${LINKS} links, ${CONCURRENCY} in flight${RATE > 0 ? `, ${RATE}/s` : ""}: ${(VISITS / main.seconds).toFixed(0)} takes/s, ${main.allowed} allowed`,
+      `counter statements: ${measuredStatements} (${(VISITS / measuredStatements).toFixed(1)} takes each)`,
+      `waits: ${waitsLine(main)}`,
+      ...(resumed === undefined ? [] : [`after ${PAUSE_SECONDS} s without visits, ${resumed.takes} takes at the same pace: waits ${waitsLine(resumed)}`]),
       `PostgreSQL CPU per take: bench database backends ${micros(cpu?.byRole.get("bench database"))} µs, ` +
         `background ${micros(cpu?.byRole.get("background"))} µs, whole server ${micros(cpu?.seconds)} µs ` +
         `(other backends ${micros(cpu?.byRole.get("other backends"))} µs)`,

@@ -116,10 +116,14 @@ const tally = (turns: ReadonlyArray<Turn>) => ({
   exhausted: turns.filter((turn) => turn === "exhausted").length
 })
 
-/** The counters' round trips and the visits they counted so far, from this process's /metrics. */
+/** The counters' round trips, the visits they counted and those that waited for a round trip so far, from this process's /metrics. */
 const roundTrips = Effect.map(call("GET", "/metrics"), (reply) => {
   const exposition = parseExposition(reply.text)
-  return { trips: valueOf(exposition, "click_limit_round_trips_total"), visits: valueOf(exposition, "click_limit_visits_total") }
+  return {
+    trips: valueOf(exposition, "click_limit_round_trips_total"),
+    visits: valueOf(exposition, "click_limit_visits_total"),
+    waits: valueOf(exposition, "click_limit_waits_total")
+  }
 })
 
 const built = (limits: Layer.Layer<ClickLimits, never, DatabasePool>) => Effect.map(Layer.build(limits), Context.get(ClickLimits))
@@ -204,11 +208,11 @@ describe("click counters", () => {
         const before = yield* roundTrips
         expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
         const lent = yield* roundTrips
-        expect([lent.trips - before.trips, lent.visits - before.visits]).toEqual([1, 1])
-        // The first block is 16: the next 8 are answered from it, with no round trip at all.
-        expect(tally(yield* takeAtOnce(limits, id, 8, 1_000_000))).toEqual({ allowed: 8, last: 0, exhausted: 0 })
+        expect([lent.trips - before.trips, lent.visits - before.visits, lent.waits - before.waits]).toEqual([1, 1, 1])
+        // The first block is 64: the next 30 are answered from it, with no round trip at all.
+        expect(tally(yield* takeAtOnce(limits, id, 30, 1_000_000))).toEqual({ allowed: 30, last: 0, exhausted: 0 })
         const local = yield* roundTrips
-        expect([local.trips - lent.trips, local.visits - lent.visits]).toEqual([0, 8])
+        expect([local.trips - lent.trips, local.visits - lent.visits, local.waits - lent.waits]).toEqual([0, 30, 0])
         // A stream of 10 visits a millisecond: blocks sized to the rate, a few round trips in all.
         expect(tally(yield* streamOf(limits, id, 1000, 1_000_000, 10)).allowed).toBe(1000)
         const streamed = yield* roundTrips
@@ -236,18 +240,19 @@ const statusOf = (id: number) =>
 
 describe("click leases", () => {
   layer(TestServer(), { excludeTestServices: true, timeout: 60_000 })((it) => {
-    it.effect("unused slots go back after idleMs without visits and when the counter stops; used counts exactly the visits answered", () =>
+    it.effect("after idleMs without visits a lease is cut to a reserve of a quarter of its block, given back when the lease would need renewing; all go back when the counter stops; used counts exactly the visits answered", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const times = { leaseMs: 10_000, idleMs: 200 }
+        const times = { leaseMs: 1000, idleMs: 200 }
         yield* Effect.scoped(
           Effect.gen(function* () {
             const limits = yield* built(ClickLimits.layerDatabaseWith(times))
             expect(tally(yield* takeAtOnce(limits, id, 3, 1_000_000)).allowed).toBe(3)
-            const leased = yield* rowOf(id)
-            expect(leased.leased).toBeGreaterThan(0)
-            expect(leased.leases).toEqual([leased.leased])
-            yield* Effect.sleep(600)
+            expect(yield* rowOf(id)).toEqual({ used: 3, leased: 64, leases: [64] })
+            yield* Effect.sleep(400)
+            expect(yield* rowOf(id)).toEqual({ used: 3, leased: 16, leases: [16] })
+            // The reserve's statement renewed the lease: it needs renewing again 500 ms later.
+            yield* Effect.sleep(900)
             expect(yield* rowOf(id)).toEqual({ used: 3, leased: 0, leases: [] })
             expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
             expect((yield* rowOf(id)).leased).toBeGreaterThan(0)
@@ -255,6 +260,37 @@ describe("click leases", () => {
         )
         expect(yield* rowOf(id)).toEqual({ used: 8, leased: 0, leases: [] })
       })
+    )
+
+    it.effect("near its limit (an eighth of the room no lease holds less than a block) an idle link's lease goes back whole", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200 }))
+        // 399 left: an eighth is 49, lent of the 64 asked; 350 free after, less than 8 blocks.
+        expect(yield* Effect.promise(() => limits.take(id, 400))).toBe("allowed")
+        expect(yield* rowOf(id)).toEqual({ used: 1, leased: 49, leases: [49] })
+        yield* Effect.sleep(400)
+        expect(yield* rowOf(id)).toEqual({ used: 1, leased: 0, leases: [] })
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("at a steady rate no visit waits for a round trip after the first; nor does a burst after a pause longer than idleMs", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200 }))
+        const before = yield* roundTrips
+        expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
+        const first = yield* roundTrips
+        expect(first.waits - before.waits).toBe(1)
+        // 300 visits a second for 2 s: the first block lasts about 200 ms, its top-up goes at half.
+        expect(tally(yield* streamOf(limits, id, 600, 1_000_000, 0.3)).allowed).toBe(600)
+        const streamed = yield* roundTrips
+        expect([streamed.visits - first.visits, streamed.waits - first.waits]).toEqual([600, 0])
+        yield* Effect.sleep(500)
+        expect(tally(yield* takeAtOnce(limits, id, 40, 1_000_000)).allowed).toBe(40)
+        const burst = yield* roundTrips
+        expect([burst.visits - streamed.visits, burst.waits - streamed.waits]).toEqual([40, 0])
+      }).pipe(Effect.scoped)
     )
 
     it.effect("two counters (as two instances) streaming visits of a link from far to near its limit: exactly max_clicks get a turn, and the last one archives the link", () =>
@@ -296,14 +332,14 @@ describe("click leases", () => {
         const limits = yield* built(Layer.provide(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 300 }), Layer.succeed(DatabasePool, { ...shared, pool: own })))
         expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
         expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
-        // The lease goes back after 300 ms without visits; the lease table locked for 800 ms makes
-        // that statement (and any retry meanwhile) time out.
+        // The lease is cut to its reserve (16 of the block of 64) after 300 ms without visits; the lease
+        // table locked for 800 ms makes that statement (and any retry meanwhile) time out.
         const locker = yield* Effect.acquireRelease(Effect.promise(() => shared.pool.connect()), (client) => Effect.sync(() => client.release()))
         yield* Effect.promise(() => locker.query("BEGIN; LOCK TABLE link_limit_leases IN ACCESS EXCLUSIVE MODE"))
         yield* Effect.sleep(800)
         yield* Effect.promise(() => locker.query("COMMIT"))
-        yield* Effect.sleep(700)
-        expect(yield* rowOf(id)).toEqual({ used: 6, leased: 0, leases: [] })
+        yield* Effect.sleep(1500)
+        expect(yield* rowOf(id)).toEqual({ used: 6, leased: 16, leases: [16] })
       }).pipe(Effect.scoped)
     )
 
@@ -315,16 +351,19 @@ describe("click leases", () => {
         const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
         const own = new pg.Pool({ ...config, max: 1 })
         const crashed = yield* built(Layer.provide(ClickLimits.layerDatabaseWith(times), Layer.succeed(DatabasePool, { ...shared, pool: own })))
+        const lentAt = performance.now()
         expect(yield* Effect.promise(() => crashed.take(id, 200))).toBe("allowed")
         const held = yield* rowOf(id)
-        expect(held.leased).toBe(16)
+        // The first block asked for is 64: an eighth of the 199 left is lent.
+        expect(held.leased).toBe(24)
         yield* Effect.promise(() => own.end())
         const survivor = yield* built(ClickLimits.layerDatabaseWith(times))
         const started = performance.now()
         const turns = tally(yield* takeAtOnce(survivor, id, 200, 200))
         const waited = performance.now() - started
         expect(turns).toEqual({ allowed: 198, last: 1, exhausted: 1 })
-        expect(waited).toBeGreaterThanOrEqual(900)
+        // The lease expires a second after the statement that lent it, sent after lentAt.
+        expect(performance.now() - lentAt).toBeGreaterThanOrEqual(times.leaseMs)
         expect(waited).toBeLessThan(times.leaseMs + 500)
         expect(yield* rowOf(id)).toEqual({ used: 200, leased: 0, leases: [] })
       }).pipe(Effect.scoped)

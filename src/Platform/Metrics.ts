@@ -200,6 +200,14 @@ export const recordClickLimitRoundTrip = (visits: number) => {
 /** Counts one visit of a limited link answered from this instance's lease, without a round trip. */
 export const recordClickLimitLeasedVisit = () => clickLimitVisits.unsafeUpdate(1, NO_TAGS)
 
+const clickLimitWaits = Metric.counter("click_limit_waits_total", {
+  description: "Visits of links with max_clicks that waited for a round trip (none answered from a lease)",
+  incremental: true
+})
+
+/** Counts one visit of a limited link that waits for a round trip. */
+export const recordClickLimitWait = () => clickLimitWaits.unsafeUpdate(1, NO_TAGS)
+
 const redirectLatency = new FixedHistogram([0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5])
 
 /** Records how long one answer of the redirect handler took, from its request to its response's end (no Effect, no allocation). */
@@ -297,7 +305,7 @@ export const clicksReplayed = Metric.counter("clicks_replayed_total", {
 })
 
 // The documented counters exist from the first scrape, at zero (the click counters: ClickLog.ts).
-for (const counter of [redirectLookups, redirectCacheHits, redirectCacheMisses, clickLimitRoundTrips, clickLimitVisits]) counter.unsafeUpdate(0, NO_TAGS)
+for (const counter of [redirectLookups, redirectCacheHits, redirectCacheMisses, clickLimitRoundTrips, clickLimitVisits, clickLimitWaits]) counter.unsafeUpdate(0, NO_TAGS)
 for (const status of [301, 302, 307, 404, 405, 503]) redirectCounters([["status", String(status)]]).unsafeUpdate(0, NO_TAGS)
 for (const reason of UNAVAILABLE_REASONS) unavailableCounters([["reason", reason]]).unsafeUpdate(0, NO_TAGS)
 // Reading a histogram enters it in the registry with no observation.

@@ -1,4 +1,4 @@
-import { recordClickLimitLeasedVisit, recordClickLimitRoundTrip } from "../Platform/Metrics.ts"
+import { recordClickLimitLeasedVisit, recordClickLimitRoundTrip, recordClickLimitWait } from "../Platform/Metrics.ts"
 
 /** Whether this visitor is one of the link's `max_clicks`: `last` when it is the final one. */
 export type Turn = "allowed" | "last" | "exhausted"
@@ -44,9 +44,20 @@ export const LEASE_TIMES: LeaseTimes = { leaseMs: 10_000, idleMs: 1_000 }
 
 /** The fewest slots worth a lease; the counter lends none when its share of the room is smaller. */
 export const MIN_BLOCK = 4
-/** A block lasts about this long at the link's recent rate of visits. */
+/** The block asked for before a link's rate is known (its first visits wait for the round trip that lends it). */
+const FIRST_BLOCK = 64
+/** A block lasts about this long at the link's recent rate of visits (longer when round trips are slow). */
 const BLOCK_SPAN_MS = 1_000
+/** A block lasts at least this many round trips, so that its top-up (at half) returns before it runs out. */
+const SPAN_ROUND_TRIPS = 4
 const MAX_BLOCK = 10_000
+/** The rate is measured over at least this long, or this long at the least once the window's visits exceed a block. */
+const RATE_WINDOW_MS = 50
+const SHORT_WINDOW_MS = 10
+/** An idle link keeps this part of its block, while far from its limit, until its lease would need renewing. */
+const RESERVE_SHARE = 4
+/** A link unvisited this long is forgotten, its rate with it. */
+const FORGET_MS = 60_000
 /** Visits that found the room held by other instances' leases ask again after this long. */
 const RETRY_MS = 20
 
@@ -75,8 +86,10 @@ interface Lease {
   want: number
   windowStart: number
   windowVisits: number
-  /** The next round trip gives the held slots back. */
-  release: boolean
+  /** The next round trip gives back the held slots past this many (Infinity: none). */
+  keepAtMost: number
+  /** At the last round trip, an eighth of the link's room not held by any lease was a whole block at least. */
+  roomy: boolean
   /** The round trip under way carries this lease: kept until it is answered. */
   carried: boolean
 }
@@ -91,7 +104,7 @@ const turnOf = (used: number, max: number): Turn => (used === max ? "last" : "al
  * of slots of each link it counts, sized to the link's recent rate; the link's row lends it while
  * the room left is large (docs/DECISIONS.md, exact click limits), and the link's next visits are
  * answered from it without a round trip. A lease is topped up when half spent, renewed halfway
- * through its life, and given back after `idleMs` without visits and by `stop`. `reached` archives a
+ * through its life, cut to a reserve after `idleMs` without visits (`sweep`), and given back by `stop`. `reached` archives a
  * link whose last slots were answered from leases.
  */
 export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: number) => void, times: LeaseTimes) => {
@@ -116,10 +129,17 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     return true
   }
 
+  /** How long a round trip takes, smoothed. */
+  let roundTripMs = 0
+
   const wantOf = (lease: Lease, now: number) => {
+    // Until a block was lent the visits counted say little of the rate: the first block is asked for.
+    if (lease.until === 0) return lease.want
     const elapsed = now - lease.windowStart
-    if (elapsed >= 50) {
-      lease.want = Math.min(MAX_BLOCK, Math.max(4 * MIN_BLOCK, Math.ceil((lease.windowVisits * BLOCK_SPAN_MS) / elapsed)))
+    // A link busier than its block: measured over a shorter window, lest its visits wait meanwhile.
+    if (elapsed >= RATE_WINDOW_MS || (lease.windowVisits > lease.want && elapsed >= SHORT_WINDOW_MS)) {
+      const span = Math.max(BLOCK_SPAN_MS, SPAN_ROUND_TRIPS * roundTripMs)
+      lease.want = Math.min(MAX_BLOCK, Math.max(4 * MIN_BLOCK, Math.ceil((lease.windowVisits * span) / elapsed)))
       lease.windowStart = now
       lease.windowVisits = 0
     }
@@ -137,11 +157,12 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     for (const [id, ask] of asked) {
       const lease = leases.get(id)
       if (lease === undefined) continue
-      if (lease.release || stopping || now >= lease.until) lease.held = 0
-      const want = lease.release || stopping ? 0 : wantOf(lease, now)
+      const releasing = stopping || lease.keepAtMost < Infinity
+      lease.held = stopping || now >= lease.until ? 0 : Math.min(lease.held, lease.keepAtMost)
+      const want = releasing ? 0 : wantOf(lease, now)
       asked.set(id, { ...ask, consumed: lease.consumed, keep: lease.held, want })
       lease.consumed = 0
-      lease.release = false
+      lease.keepAtMost = Infinity
       lease.carried = true
     }
     const batch = waiting
@@ -152,6 +173,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
 
   const send = async (asked: ReadonlyMap<number, Asked>, batch: ReadonlyMap<number, Waiting>, sentAt: number) => {
     const counted = await count(asked)
+    roundTripMs = roundTripMs === 0 ? performance.now() - sentAt : 0.8 * roundTripMs + 0.2 * (performance.now() - sentAt)
     recordClickLimitRoundTrip([...batch.values()].reduce((sum, { visits }) => sum + visits.length, 0))
     const again: Array<[number, number, Visit]> = []
     for (const [id, ask] of asked) {
@@ -163,6 +185,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
           lease.until = sentAt + times.leaseMs * 0.75
           lease.renewAt = sentAt + times.leaseMs / 2
         }
+        lease.roomy = (ask.max - got.used - got.others - lease.held) / 8 >= lease.want
       }
       if (got !== undefined && got.granted === 0 && ask.consumed > 0 && got.used === ask.max) reached(id)
       const visits = batch.get(id)?.visits ?? []
@@ -224,14 +247,23 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     kick()
   }
 
+  /**
+   * After `idleMs` without visits a lease is cut down to a reserve (a quarter of its block) that
+   * answers the link's next burst at once while its top-up goes, when the link was far from its
+   * limit; the reserve goes back too when the lease would need renewing, or at once near the limit.
+   */
   const sweep = () => {
     const now = performance.now()
     for (const [id, lease] of leases) {
       if (now - lease.lastVisit >= times.idleMs) {
         if (lease.carried) continue
-        if (lease.held === 0 && lease.consumed === 0) leases.delete(id)
-        else {
-          lease.release = true
+        if (lease.held === 0 && lease.consumed === 0) {
+          if (now - lease.lastVisit >= FORGET_MS) leases.delete(id)
+          continue
+        }
+        const reserve = lease.roomy && now < lease.renewAt ? Math.ceil(lease.want / RESERVE_SHARE) : 0
+        if (lease.held > reserve || lease.consumed > 0) {
+          lease.keepAtMost = reserve
           due.add(id)
         }
       } else if (lease.held > 0 && now >= lease.renewAt) due.add(id)
@@ -246,8 +278,12 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       const now = performance.now()
       let lease = leases.get(linkId)
       if (lease === undefined) {
-        lease = { max, held: 0, consumed: 0, until: 0, renewAt: 0, lastVisit: now, want: 4 * MIN_BLOCK, windowStart: now, windowVisits: 0, release: false, carried: false }
+        lease = { max, held: 0, consumed: 0, until: 0, renewAt: 0, lastVisit: now, want: FIRST_BLOCK, windowStart: now, windowVisits: 0, keepAtMost: Infinity, roomy: false, carried: false }
         leases.set(linkId, lease)
+      } else if (now - lease.lastVisit >= times.idleMs) {
+        // Back after a pause: the rate is measured afresh, the block asked for meanwhile is the last one.
+        lease.windowStart = now
+        lease.windowVisits = 0
       }
       lease.max = max
       lease.lastVisit = now
@@ -260,6 +296,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
         return Promise.resolve<Turn>("allowed")
       }
     }
+    recordClickLimitWait()
     return new Promise<Turn>((resolve, reject) => enqueue(linkId, max, { resolve, reject }))
   }
 
