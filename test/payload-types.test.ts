@@ -59,6 +59,27 @@ export const derivedClientTypes = Effect.gen(function* () {
   // @ts-expect-error the password is required
   yield* client.auth.validateLogin({ payload: { email: "a@example.com" } })
   yield* client.auth.accessToken({ payload: { email: "a@example.com", refresh_token: "token" } })
+  const split = [
+    { url: "https://example.com/a", weight: 50 },
+    { url: "https://example.com/b", weight: 50 }
+  ]
+  yield* client.smartLinks.putSettings({
+    path: link,
+    payload: { rules: [{ when: { device: ["mobile"], query: { ref: true } }, split }], max_clicks: 10, password: "long enough" }
+  })
+  yield* client.smartLinks.putSettings({ path: link, payload: {} })
+  // @ts-expect-error a weight is an integer
+  yield* client.smartLinks.putSettings({ path: link, payload: { split: [{ url: "https://example.com/", weight: "50" }] } })
+  // @ts-expect-error no such device
+  yield* client.smartLinks.putSettings({ path: link, payload: { rules: [{ when: { device: ["phone"] }, url: "https://example.com/" }] } })
+  // @ts-expect-error a rule has its conditions
+  yield* client.smartLinks.putSettings({ path: link, payload: { rules: [{ url: "https://example.com/" }] } })
+  // @ts-expect-error the password is text
+  yield* client.smartLinks.putSettings({ path: link, payload: { password: 12345678 } })
+  // @ts-expect-error max_clicks is an integer
+  yield* client.smartLinks.putSettings({ path: link, payload: { max_clicks: "10" } })
+  // @ts-expect-error the settings are an object
+  yield* client.smartLinks.putSettings({ path: link, payload: "rules" })
 })
 
 const codes = (reply: Reply) => (at(reply.body, "errors") as ReadonlyArray<unknown>).map((error) => numberAt(error, "code"))
@@ -118,7 +139,7 @@ describe("request payloads carry their real types", () => {
       })
     )
 
-    it.effect("a client derived from the API creates a link; type errors and rule errors of one request are all reported", () =>
+    it.effect("a client derived from the API creates a link and PUTs its settings; type errors and rule errors of one request are all reported", () =>
       Effect.gen(function* () {
         const user = yield* newUser()
         const domain = yield* call("POST", "/api/v4/domains", { token: user.token, body: { domain: `types${Date.now()}.example` } })
@@ -143,6 +164,36 @@ describe("request payloads carry their real types", () => {
         expect([mixed.status, codes(mixed)]).toEqual([400, [10100, 10102, 10105, 10107, 10108, 10112, 10115]])
         const missing = yield* call("POST", `/api/v4/${domainId}/links`, { token: user.token, body: { alias: "ok", redirect_type: 302 } })
         expect(codes(missing)).toEqual([10100, 10115])
+
+        const link = { domain_id: domainId, link_id: created.objects[0]?.id ?? 0 }
+        const settings = yield* client.smartLinks.putSettings({
+          path: link,
+          payload: {
+            rules: [{ when: { country: ["de"] }, split: [{ url: "example.com/a", weight: 30 }, { url: "https://example.com/b", weight: 70 }] }],
+            password: "long enough"
+          }
+        })
+        expect(settings.objects[0]).toEqual({
+          rules: [{ when: { country: ["DE"] }, split: [{ url: "http://example.com/a", weight: 30 }, { url: "https://example.com/b", weight: 70 }] }],
+          password_set: true
+        })
+        // Well typed, refused by the rules: the derived client decodes the answer into its class.
+        const refused = yield* Effect.flip(client.smartLinks.putSettings({ path: link, payload: { split: [{ url: "https://example.com/", weight: 100 }], max_clicks: 0 } }))
+        expect(refused).toMatchObject({ _tag: "InvalidInput", problems: [{ code: 10714 }, { code: 10716 }] })
+        // Type errors and rule errors of one body, each with its place.
+        const badSettings = yield* call("PUT", `/api/v4/${domainId}/links/${link.link_id}/settings`, {
+          token: user.token,
+          body: { rules: [{ when: { device: ["phone"] }, split: [{ url: "https://example.com/", weight: "50" }, { url: 5, weight: 50 }] }], password: 12345678 }
+        })
+        expect([badSettings.status, codes(badSettings)]).toEqual([400, [10704, 10714, 10713, 10715]])
+        expect((at(badSettings.body, "errors") as ReadonlyArray<unknown>).map((error) => String(at(error, "message")).split(":")[0])).toEqual([
+          "rules[0].when.device[0]",
+          "rules[0].split[0].weight",
+          "rules[0].split[1].url",
+          "password"
+        ])
+        // The link's own settings are still the first ones.
+        expect((yield* client.smartLinks.getSettings({ path: link })).objects[0]?.password_set).toBe(true)
       }).pipe(Effect.provide(FetchHttpClient.layer))
     )
   })

@@ -26,7 +26,8 @@ const problemOf = (issue: HttpApiError.HttpApiDecodeError["issues"][number]) => 
 /** Every problem of a request that failed to decode, as catalogue errors (see `Platform/Coded.ts`). */
 export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiError => {
   const items: Array<ErrorItem> = []
-  const seen = new Set<number>()
+  // One item per code, but 10153 once per field and problem (an optional field's wrong value fails each member of its union).
+  const seen = new Set<string>()
   let status: ErrorStatus | undefined
   // A wrong value of an optional field fails every member of its union; the marked one names the code.
   const markedPaths = new Set(
@@ -40,8 +41,9 @@ export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): ApiErro
       marked !== undefined && isErrorCode(marked.code)
         ? ApiError.item(marked.code, field)
         : ApiError.item(10153, `${field} ${problemOf(issue)}`)
-    if (seen.has(item.code) && item.code !== 10153) continue
-    seen.add(item.code)
+    const key = item.code === 10153 ? `${item.code} ${item.message}` : String(item.code)
+    if (seen.has(key)) continue
+    seen.add(key)
     items.push(item)
     status ??= (marked?.status as ErrorStatus | undefined) ?? (isErrorCode(item.code) ? ErrorCatalogue[item.code].status : 400)
   }

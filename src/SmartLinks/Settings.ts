@@ -7,6 +7,7 @@ import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { LinkRepo } from "../Links/LinkRepo.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { ClientNetwork } from "../Platform/ClientIp.ts"
+import { readOf, RefusedSettings, type SettingsValues } from "./SettingsBody.ts"
 import { SettingsRepo } from "./SettingsRepo.ts"
 import { SettingsStore } from "./SettingsStore.ts"
 
@@ -32,10 +33,13 @@ export class Settings extends Effect.Service<Settings>()("Settings", {
     const get = (caller: Caller, domainId: number, linkId: number) =>
       Effect.zipRight(visibleLink(caller, domainId, linkId), store.show(linkId)).pipe(orDieOnInfrastructure)
 
-    const put = (caller: Caller, domainId: number, linkId: number, body: unknown) =>
+    /** A body as `SettingsBody` decodes it: read against the rules, or refused by them. */
+    const put = (caller: Caller, domainId: number, linkId: number, body: SettingsValues | RefusedSettings) =>
       Effect.zipRight(
         visibleLink(caller, domainId, linkId),
-        Effect.flatMap(ClientNetwork, (network) => store.replace(linkId, body, network))
+        body instanceof RefusedSettings
+          ? Effect.fail(body.refusal)
+          : Effect.flatMap(ClientNetwork, (network) => store.save(linkId, readOf(body), network))
       ).pipe(orDieOnInfrastructure)
 
     /** Clicks and unique visitors per destination served, over a window, with the rules of the link reports. */

@@ -2,7 +2,6 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Schema, SchemaAST } from "effect"
 import { Authentication } from "../Auth/Authentication.ts"
 import { LoginsBusy } from "../Auth/AuthErrors.ts"
 import { PlanWithoutAnalytics, ReportsBusy, ReportTooSlow, WindowEndWithoutStart, WindowInvalid } from "../Analytics/AnalyticsErrors.ts"
@@ -12,16 +11,11 @@ import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { BodyTimeout, BodyTooLarge } from "../Platform/ApiError.ts"
 import { PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
-import { DestinationReport, SettingsInput, SettingsList } from "./SettingsModel.ts"
+import { SettingsBody } from "./SettingsBody.ts"
+import { DestinationReport, SettingsList } from "./SettingsModel.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 const linkId = HttpApiSchema.param("link_id", PathId(10150))
-
-/**
- * The PUT body: any JSON, read by `SettingsRules.ts` so that every problem gets its own code and
- * names its rule and field; documented as `SettingsInput`.
- */
-const SettingsBody = Schema.Unknown.annotations({ [SchemaAST.SurrogateAnnotationId]: SettingsInput.ast })
 
 /** Every code a settings body can be refused with. */
 const SETTINGS_PROBLEMS = [

@@ -3,8 +3,8 @@ import { Unset } from "../Platform/Unset.ts"
 
 /**
  * A link's smart settings (CONTRACT §13) as stored and answered. The request body is read by
- * `SettingsRules.ts`, which reports every problem with its own code; these schemas describe the
- * stored document, the answer and (through `SettingsInput`) the body in the OpenAPI document.
+ * `SettingsRules.ts` (as `SettingsBody.ts` decodes it), which reports every problem with its own
+ * code; these schemas describe the stored document, the answer and (`SettingsInput`) the body's type.
  */
 
 export const DEVICES = ["desktop", "mobile", "tablet"] as const

@@ -9,7 +9,7 @@ import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 import { destinationsOf, Settings, type StoredSettings } from "./SettingsModel.ts"
 import { PreviewTags } from "./PreviewTags.ts"
 import { SettingsRepo } from "./SettingsRepo.ts"
-import { readSettings } from "./SettingsRules.ts"
+import { type ReadSettings, readSettings } from "./SettingsRules.ts"
 
 const answerOf = (settings: StoredSettings, passwordSet: boolean) => new Settings({ ...settings, password_set: passwordSet })
 
@@ -35,16 +35,13 @@ export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStor
       })
 
     /**
-     * Replaces every setting: the body read against the rules (every problem at once), the password
+     * Replaces every setting with settings read against the rules (`readSettings`): the password
      * hashed on the hashing threads (as a request of the client `network`: a flood from one network
      * waits or is refused, not the others), the destinations served with the link's UTM fields entered in
      * the dictionary; the row written under the link's lock, which announces it to every instance.
      */
-    const replace = (linkId: number, body: unknown, network?: string) =>
+    const save = (linkId: number, { stored, password }: ReadSettings, network?: string) =>
       Effect.gen(function* () {
-        const read = readSettings(body, Math.floor((yield* Clock.currentTimeMillis) / 1000))
-        if (Either.isLeft(read)) return yield* Effect.fail(read.left)
-        const { stored, password } = read.right
         const passwordHash = password === undefined ? null : yield* passwords.hash(password, network)
         yield* sql.withTransaction(
           Effect.gen(function* () {
@@ -72,7 +69,13 @@ export class SettingsStore extends Effect.Service<SettingsStore>()("SettingsStor
         return answerOf(stored, passwordHash !== null)
       })
 
-    return { show, replace } as const
+    /** Replaces every setting with a body (any JSON) read against the rules: every problem at once. */
+    const replace = (linkId: number, body: unknown) =>
+      Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+        Either.match(readSettings(body, Math.floor(millis / 1000)), { onLeft: Effect.fail, onRight: (read) => save(linkId, read) })
+      )
+
+    return { show, save, replace } as const
   }),
   dependencies: [SettingsRepo.Default, PreviewTags.Default]
 }) {}
