@@ -1,42 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { afterAll, describe, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
 import { ClickLog } from "../src/Clicks/ClickLog.ts"
 import { ClickNotifier } from "../src/Clicks/ClickNotifier.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { newUser } from "./support/Http.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
+import { startSmtp } from "./support/Smtp.ts"
 import { TestServer } from "./support/TestServer.ts"
-
-interface Received {
-  readonly to: ReadonlyArray<string>
-  readonly raw: string
-}
-
-/** A real SMTP server on a free local port, keeping every message it accepts. */
-const startSmtp = () =>
-  new Promise<{ port: number; received: Array<Received>; close: () => void }>((resolve) => {
-    const received: Array<Received> = []
-    const server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      onData(stream, session, callback) {
-        let raw = ""
-        stream.setEncoding("utf8")
-        stream.on("data", (chunk: string) => (raw += chunk))
-        stream.on("end", () => {
-          received.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw })
-          callback()
-        })
-      }
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.server.address() as AddressInfo
-      resolve({ port, received, close: () => server.close() })
-    })
-  })
 
 const smtp = await startSmtp()
 afterAll(() => smtp.close())

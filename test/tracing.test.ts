@@ -3,9 +3,11 @@ import { Effect } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { statementSummary } from "../src/Platform/StatementSpans.ts"
-import { call, numberAt, stringAt } from "./support/Http.ts"
+import { call, numberAt, stringAt, within } from "./support/Http.ts"
+import { receiver as webhookReceiver } from "./support/Receiver.ts"
 import { visit } from "./support/Redirects.ts"
 import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
+import { startSmtp } from "./support/Smtp.ts"
 import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 import { BaseUrl } from "./support/TestServer.ts"
 
@@ -256,6 +258,71 @@ describe("OpenTelemetry traces", () => {
         // Probes are not traced, and statements of no request are not either.
         expect(spans.filter((span) => span.name.includes("readyz"))).toEqual([])
         expect(spans.filter((span) => span.parentSpanId === "" && span.attributes["db.system.name"] !== undefined)).toEqual([])
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "a click e-mail is a client span `smtp send` of no request's trace; a webhook delivery is a span with its POST (host, port, status) and its record below it",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* otlpReceiver()
+        const site = yield* targetSite
+        const smtp = yield* Effect.acquireRelease(Effect.promise(startSmtp), (server) => Effect.sync(server.close))
+        const hooks = yield* webhookReceiver()
+        const service = yield* startService({
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_BSP_SCHEDULE_DELAY: "600000",
+          SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+          MAIL_FROM: "links@sho.rt",
+          WEBHOOK_POLL_MILLIS: "100"
+        })
+        yield* Effect.gen(function* () {
+          const login = yield* call("POST", "/api/v4/access_token", { body: { email: ADMIN.ADMIN_EMAIL, password: ADMIN.ADMIN_PASSWORD } })
+          const token = stringAt(login.body, "access_token")
+          const domain = `mail-${Date.now().toString(36)}.example`
+          const created = yield* call("POST", "/api/v4/domains", { token, body: { domain } })
+          const domainId = numberAt(created.body, "objects", 0, "id")
+          const hook = yield* call("POST", `/api/v4/${domainId}/webhooks`, { token, body: { url: hooks.url, events: ["link.created"] } })
+          expect(hook.status, hook.text).toBe(200)
+          const link = yield* call("POST", `/api/v4/${domainId}/links`, { token, body: { url: site.url, alias: "mailed", notify_on_click: 1 } })
+          expect(link.status, link.text).toBe(200)
+          expect((yield* visit(domain, "/mailed")).status).toBe(301)
+        }).pipe(on(service))
+        // The notifier sends what is due every 5 s.
+        const took = yield* within(20_000, Effect.sync(() => smtp.received.length > 0 && hooks.received.length > 0))
+        expect(took, `${smtp.received.length} e-mails, ${hooks.received.length} webhook requests`).toBeLessThan(20_000)
+        yield* stop(service, 10_000)
+        const spans = receiver.spans
+        const CLIENT = 3
+
+        const mail = spans.find((span) => span.name === "smtp send")
+        expect(mail, spans.map((span) => span.name).join(", ")).toMatchObject({
+          kind: CLIENT,
+          attributes: { "server.address": "127.0.0.1", "server.port": smtp.port }
+        })
+        // Sent by the notifier's loop, not by the request whose click it reports: the root of a trace of its own.
+        expect(mail!.parentSpanId).toBe("")
+        expect(spans.filter((span) => span.traceId === mail!.traceId)).toEqual([mail])
+
+        const delivery = spans.find((span) => span.name === "webhook_delivery")
+        expect(delivery, spans.map((span) => span.name).join(", ")).toMatchObject({
+          parentSpanId: "",
+          attributes: { "webhook.event": "link.created", "webhook.attempt": 1, "webhook.delivery.id": expect.any(Number) }
+        })
+        const below = spans.filter((span) => span.parentSpanId === delivery!.spanId)
+        const post = below.find((span) => span.name === "POST")
+        const hookUrl = new URL(hooks.url)
+        expect(post, below.map((span) => span.name).join(", ")).toMatchObject({
+          kind: CLIENT,
+          attributes: { "http.request.method": "POST", "server.address": "127.0.0.1", "server.port": Number(hookUrl.port), "http.response.status_code": 200 }
+        })
+        // A receiver's path and query may hold its credentials: the span names only the host.
+        expect(JSON.stringify(post!.attributes)).not.toContain(hookUrl.pathname)
+        expect(post!.attributes["error.type"]).toBeUndefined()
+        // The attempt's record, in its transaction, is in the delivery's trace too.
+        const recorded = spans.filter((span) => ancestorsOf(spans, span).includes(delivery!)).map((span) => span.name)
+        expect(recorded).toContain("UPDATE webhook_deliveries")
       }),
     120_000
   )

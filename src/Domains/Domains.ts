@@ -85,13 +85,21 @@ export class Domains extends Effect.Service<Domains>()("Domains", {
       )
     }
 
-    /** E3: one page of the caller's active domains, and how many there are. */
     const listActive = (caller: Caller, page: PageRequest) =>
       Effect.gen(function* () {
         const rows = yield* repo.listActive({ accountId: caller.accountId, userId: caller.userId, limit: page.perPage, offset: offsetOf(page) })
         const total = rows[0]?.total ?? (yield* repo.countActive(caller.accountId))
-        return { domains: rows.map((row) => row.toDomain()), total }
+        return { domains: rows.map((row) => row.toDomain()), total, page }
       }).pipe(orDieOnInfrastructure)
+
+    /**
+     * E3: one page of the caller's active domains and how many there are, or, given a name, the
+     * caller's domain of that name (not deleted, else 10101) as page 1 of one; with the page answered.
+     */
+    const list = (caller: Caller, request: { readonly domainName: string | undefined; readonly page: PageRequest }) =>
+      request.domainName === undefined
+        ? listActive(caller, request.page)
+        : Effect.map(byName(caller, request.domainName), (domain) => ({ domains: [domain], total: 1, page: { ...request.page, page: 1 } }))
 
     /** E9: every problem of the input reported at once; `default` makes it the caller's default domain. */
     const create = (caller: Caller, input: CreateDomainInput) =>
@@ -145,7 +153,7 @@ export class Domains extends Effect.Service<Domains>()("Domains", {
         if (!(yield* sql.withTransaction(repo.remove(caller.accountId, id)))) return yield* Effect.fail(DomainNotFound.of())
       }).pipe(orDieOnInfrastructure)
 
-    return { byId, byName, listActive, create, update, remove } as const
+    return { byId, list, create, update, remove } as const
   }),
   dependencies: [DomainRepo.Default]
 }) {}

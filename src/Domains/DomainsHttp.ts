@@ -18,11 +18,8 @@ export const DomainsHttpLive = HttpApiBuilder.group(Api, "domains", (handlers) =
       .handle("list", ({ urlParams, request }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentUser
-          const path = requestPath(request)
-          if (urlParams.domain_name !== undefined) return yield* single(yield* domains.byName(caller, urlParams.domain_name), path)
-          const page = yield* pageRequest(urlParams.page)
-          const { domains: found, total } = yield* domains.listActive(caller, page)
-          return { objects: found, meta: makeMeta(page, found.length, total, path) }
+          const { domains: found, total, page } = yield* domains.list(caller, { domainName: urlParams.domain_name, page: yield* pageRequest(urlParams.page) })
+          return { objects: found, meta: makeMeta(page, found.length, total, requestPath(request)) }
         })
       )
       .handle("byId", ({ path, request }) =>

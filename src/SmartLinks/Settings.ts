@@ -12,8 +12,9 @@ import { SettingsRepo } from "./SettingsRepo.ts"
 import { SettingsStore } from "./SettingsStore.ts"
 
 /**
- * Smart-link settings through the API (CONTRACT §13): read and replaced by whoever may read and
- * update the link (E11/E12: the link visible to the caller), and the clicks per destination served.
+ * Smart-link settings through the API (an extension, README "Smart links"): read and replaced by
+ * whoever may read and update the link (E11/E12: the link visible to the caller), and the clicks per
+ * destination served.
  */
 export class Settings extends Effect.Service<Settings>()("Settings", {
   effect: Effect.gen(function* () {

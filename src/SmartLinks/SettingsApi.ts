@@ -23,7 +23,7 @@ const SETTINGS_PROBLEMS = [
   10718, 10719, 10153
 ] as const
 
-/** Smart-link settings and the destinations report: extensions beyond the specification (CONTRACT §13). */
+/** Smart-link settings and the destinations report: extensions beyond the specification (README, "Smart links (extension)"). */
 export class SettingsApi extends HttpApiGroup.make("smartLinks")
   .annotate(OpenApi.Title, "Smart links (extension)")
   .annotate(OpenApi.Description, "Per-link targeting rules, A/B splits, password, click limit, expiry and previews; clicks per destination")

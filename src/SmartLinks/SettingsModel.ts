@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { Unset } from "../Platform/Unset.ts"
 
 /**
- * A link's smart settings (CONTRACT §13) as stored and answered. The request body is read by
+ * A link's smart settings (an extension of ours) as stored and answered. The request body is read by
  * `SettingsRules.ts` (as `SettingsBody.ts` decodes it), which reports every problem with its own
  * code; these schemas describe the stored document, the answer and (`SettingsInput`) the body's type.
  */

@@ -112,7 +112,12 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Dispatcher", {
           outcome.error === null,
           retryDelaySeconds(config.webhookRetrySeconds, failures)
         )
-      }).pipe(Effect.onInterrupt(() => repo.release(delivery.id).pipe(Effect.ignore)))
+      }).pipe(
+        Effect.onInterrupt(() => repo.release(delivery.id).pipe(Effect.ignore)),
+        Effect.withSpan("webhook_delivery", {
+          attributes: { "webhook.delivery.id": delivery.id, "webhook.event": delivery.event, "webhook.attempt": delivery.attempts + 1 }
+        })
+      )
 
     const running = yield* FiberSet.make()
     const poll = Effect.gen(function* () {

@@ -44,16 +44,18 @@ const post = (target: Target, headers: Readonly<Record<string, string>>, body: s
 /**
  * One delivery attempt: a POST of `body` to `url`, connecting only to addresses the policy allows
  * (checked at each attempt, the connection pinned to them), never following a redirect, answered
- * within `timeoutMs`. Only a 2xx answer delivers.
+ * within `timeoutMs`. Only a 2xx answer delivers. A client span `POST` with the receiver's host,
+ * port and status.
  */
 export const send = (
   url: string,
   headers: Readonly<Record<string, string>>,
   body: string,
   options: { readonly policy: AddressPolicy; readonly resolve: Resolver; readonly timeoutMs: number }
-): Effect.Effect<SendOutcome> =>
-  Effect.gen(function* () {
-    const target = yield* checkedTarget(new URL(url), options.policy, options.resolve)
+): Effect.Effect<SendOutcome> => {
+  const parsed = new URL(url)
+  return Effect.gen(function* () {
+    const target = yield* checkedTarget(parsed, options.policy, options.resolve)
     return yield* post(target, headers, body)
   }).pipe(
     Effect.catchTags({
@@ -64,5 +66,17 @@ export const send = (
       duration: options.timeoutMs,
       onSuccess: (outcome) => outcome,
       onTimeout: (): SendOutcome => ({ status: null, error: `no answer within ${options.timeoutMs / 1000} s` })
+    }),
+    Effect.tap(({ status, error }) =>
+      Effect.annotateCurrentSpan({
+        ...(status === null ? {} : { "http.response.status_code": status }),
+        ...(error === null ? {} : { "error.type": status === null ? "no_answer" : String(status) })
+      })
+    ),
+    // The URL's path and query may carry the receiver's credentials: the span names its host only.
+    Effect.withSpan("POST", {
+      kind: "client",
+      attributes: { "http.request.method": "POST", "server.address": parsed.hostname, "server.port": Number(parsed.port || (parsed.protocol === "https:" ? 443 : 80)) }
     })
   )
+}

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { call, type TestUser } from "./Http.ts"
 import { visit } from "./Redirects.ts"
 
-/** Replaces a link's settings (CONTRACT §13); fails the test unless they are stored. */
+/** Replaces a link's settings (`PUT .../links/{link}/settings`); fails the test unless they are stored. */
 export const putSettings = (user: TestUser, domainId: number, linkId: number, settings: Record<string, unknown>) =>
   Effect.map(call("PUT", `/api/v4/${domainId}/links/${linkId}/settings`, { token: user.token, body: settings }), (reply) => {
     if (reply.status !== 200) throw new Error(`settings not stored: ${reply.status} ${reply.text}`)
