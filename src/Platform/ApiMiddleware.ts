@@ -7,7 +7,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, LogLevel, Option } from "effect"
+import { Cause, Context, Effect, LogLevel, Option } from "effect"
 import { AppConfig } from "../Config.ts"
 import { ApiError, ErrorItem } from "./ApiError.ts"
 import { InvalidInput, isCodedFailure } from "./Failure.ts"
@@ -40,6 +40,19 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
  * when it is a plain token of at most 64 characters (nginx's `$request_id`, a UUID), else a new one.
  */
 const requestIdOf = (sent: string | undefined) => (sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID())
+
+/**
+ * The context the API serves a request in: the request as handed on and its client network, added
+ * in one copy of the services. Two `provideService` would copy them twice, and replacing the request
+ * alone leaves the context's size unchanged, which makes Effect compare every service of the old and
+ * the new context (FiberRefs' update) as it installs the context and again as it restores it.
+ */
+const servingContext = (context: Context.Context<never>, request: HttpServerRequest.HttpServerRequest, network: string) => {
+  const services = new Map(context.unsafeMap)
+  services.set(HttpServerRequest.HttpServerRequest.key, request)
+  services.set(ClientNetwork.key, network)
+  return Context.unsafeMake<HttpServerRequest.HttpServerRequest>(services)
+}
 
 const render = (error: ApiError) =>
   HttpServerResponse.unsafeJson(
@@ -168,13 +181,14 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           const served = isNotJson(limited) ? unparsableBody(limited) : limited
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) && path !== V3_DOCS ? serveV3(app, served) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, served),
+            isV3Path(path) && path !== V3_DOCS
+              ? Effect.provideService(serveV3(app, served), ClientNetwork, network)
+              : Effect.mapInputContext(app, (context: Context.Context<never>) => servingContext(context, served, network)),
             Option.some(MAX_BODY_BYTES)
           )
         })
         let failedWith: ApiError | undefined
         const answered = yield* run.pipe(
-          Effect.provideService(ClientNetwork, network),
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.interrupt

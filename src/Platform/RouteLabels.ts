@@ -10,6 +10,8 @@ interface Route {
 /**
  * Maps a request to the path template of the endpoint it hits (`/api/v4/domains/:domain_id`), so that
  * metrics have one series per endpoint whatever ids or junk clients send; anything else is "unmatched".
+ * The first route in the API's order whose pattern matches wins; a path spelled exactly as a template
+ * without parameters (`/healthz`) is looked up by method and path, to the label that scan gives it.
  */
 export const routeLabeller = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -25,10 +27,18 @@ export const routeLabeller = <Id extends string, Groups extends HttpApiGroup.Htt
       routes.push({ method: endpoint.method, pattern: new RegExp(`^${source}/?$`), label: endpoint.path })
     }
   })
-  return (method: string, path: string): string => {
+  const scan = (method: string, path: string): string => {
     for (const route of routes) {
       if (route.method === method && route.pattern.test(path)) return route.label
     }
     return "unmatched"
   }
+  const exact = new Map<string, Map<string, string>>()
+  for (const route of routes) {
+    if (route.label.includes(":")) continue
+    const paths = exact.get(route.method) ?? new Map<string, string>()
+    paths.set(route.label, scan(route.method, route.label))
+    exact.set(route.method, paths)
+  }
+  return (method: string, path: string): string => exact.get(method)?.get(path) ?? scan(method, path)
 }
