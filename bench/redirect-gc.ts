@@ -7,9 +7,9 @@
  * server's scavenges (count, total pause), their median, p99 and max pause, the bytes surviving a
  * scavenge (mean of new_space_survived) and promoted to the old generation, the mark-compacts and
  * their longest pause; the service's redirect-thread event-loop delay (its /metrics, largest
- * per-second max) and each server's RSS at the end. Only the service's main thread (the redirect
- * thread) counts: its isolate is the one started first, the click writer thread's and tsx's loader
- * thread's later.
+ * per-second max); each server's RSS and the service's nodejs_external_memory_bytes at the end.
+ * Only the service's main thread (the redirect thread) counts: its isolate is the one started
+ * first, the click writer thread's and tsx's loader thread's later.
  *
  * Order: setup (1 domain, 1,000 plain links /l0..), a warm-up of each server at the rate, then
  * BENCH_GC_ROUNDS rounds of the reference then each service, BENCH_GC_SECONDS each, at the rate.
@@ -35,6 +35,7 @@ import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
 import { watchEventLoop } from "./support/EventLoopWatch.ts"
 import { freePort } from "./support/FreePort.ts"
+import { metricsOf, sample } from "./support/Metrics.ts"
 import { pacedLoad } from "./support/PacedLoad.ts"
 import { startRedirectReference } from "./support/RedirectReference.ts"
 import { type ServiceProcess, startService } from "./support/ServiceProcess.ts"
@@ -141,6 +142,8 @@ interface Round {
   readonly others: number
   readonly loopMaxMs: number | undefined
   readonly rssKiB: number | undefined
+  /** The service's nodejs_external_memory_bytes at the end (array buffers held off the heap until a GC frees them). */
+  readonly externalBytes: number | undefined
 }
 
 const rssOf = async (pid: number) => {
@@ -203,12 +206,13 @@ const load = async (server: Server, duration: number): Promise<Round> => {
   const to = performance.now()
   const loop = await watch?.stop()
   const rssKiB = await rssOf(server.pid)
+  const externalBytes = server.service ? sample(await metricsOf(server.baseUrl), "nodejs_external_memory_bytes") : undefined
   // Lines of the run's last collections still in the child's stdio buffer.
   await sleep(1500)
   const redirects = paced.statuses["301"] ?? 0
   const answered = Object.values(paced.statuses).reduce((sum, n) => sum + n, 0)
   const { events, others } = server.gc.between(from, to)
-  return { redirects, bad: answered - redirects + paced.errors + paced.timeouts, events, others, loopMaxMs: loop?.threads.redirect.max, rssKiB }
+  return { redirects, bad: answered - redirects + paced.errors + paced.timeouts, events, others, loopMaxMs: loop?.threads.redirect.max, rssKiB, externalBytes }
 }
 
 const quantile = (sorted: ReadonlyArray<number>, q: number) =>
@@ -240,7 +244,8 @@ const summaryRow = (name: string, runs: ReadonlyArray<Round>) => {
     fixed(per(compacts.length), 2),
     fixed(Math.max(...compacts.map((event) => event.pause), Number.NaN), 1),
     loops.length === 0 ? "-" : fixed(Math.max(...loops), 1),
-    runs.map((run) => fixed((run.rssKiB ?? Number.NaN) / 1024, 0)).join("/")
+    runs.map((run) => fixed((run.rssKiB ?? Number.NaN) / 1024, 0)).join("/"),
+    runs.map((run) => fixed((run.externalBytes ?? Number.NaN) / 1024 / 1024, 1)).join("/")
   ]
 }
 
@@ -298,7 +303,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
         "MC/100k",
         "MC max ms",
         "loop max ms",
-        "RSS MiB per round"
+        "RSS MiB per round",
+        "external MiB per round"
       ],
       servers.map((server) => summaryRow(server.name, results.get(server.name)!))
     ) + "\n"
