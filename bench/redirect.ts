@@ -81,7 +81,6 @@
  * - saturation: service/reference req/s >= 0.65, and every click stored once;
  * - PostgreSQL CPU per stored click <= 4.15 µs (half of a measured 8.3 µs).
  */
-import { spawn } from "node:child_process"
 import { readdir, readFile } from "node:fs/promises"
 import { request } from "node:http"
 import { loadavg } from "node:os"
@@ -95,6 +94,7 @@ import { freePort } from "./support/FreePort.ts"
 import { autocannonWithLatencies, type LatencySummary } from "./support/Latency.ts"
 import { generatorOptions } from "./support/Load.ts"
 import { pacedLoad } from "./support/PacedLoad.ts"
+import { startRedirectReference } from "./support/RedirectReference.ts"
 import { metricsOf, sample } from "./support/Metrics.ts"
 import {
   cpuSecondsOf,
@@ -168,33 +168,6 @@ const rateConnections = Math.max(1, Math.round(numberFromEnv("BENCH_RATE_CONNECT
 const rateSeconds = numberFromEnv("BENCH_RATE_SECONDS", 10)
 
 const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ")
-
-// ---------------------------------------------------------------------------------------------------
-// The reference: a bare node:http server in a child process, the same 301 for every request.
-
-const REFERENCE = `
-const http = require("node:http")
-const headers = { location: ${JSON.stringify(targetOf(1))}, "cache-control": ${JSON.stringify(CACHE_CONTROL)} }
-http.createServer((req, res) => {
-  res.writeHead(301, headers)
-  res.end()
-}).listen(Number(process.argv[1]), "127.0.0.1", () => process.stdout.write("ready\\n"))
-`
-
-const startReference = async (cleanup: Cleanup, port: number) => {
-  const child = spawn(process.execPath, ["-e", REFERENCE, String(port)], { stdio: ["ignore", "pipe", "inherit"] })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  cleanup.defer("stop the reference server", async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-    await exited
-  })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.once("data", () => resolve())
-    child.once("exit", (code, signal) => reject(new Error(`the reference server exited (${signal ?? code})`)))
-  })
-  if (child.pid === undefined) throw new Error("the reference server did not start")
-  return { baseUrl: `http://127.0.0.1:${port}`, pid: child.pid }
-}
 
 /** VmRSS and VmHWM (peak) of a process, in KiB. */
 const memoryOf = async (pid: number) => {
@@ -704,7 +677,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     })
   )
   const setupMs = Date.now() - setupStarted
-  const reference = await startReference(cleanup, await freePort())
+  const reference = await startRedirectReference(cleanup, await freePort(), { location: targetOf(1), "cache-control": CACHE_CONTROL })
 
   // One request each before the load: the right answer, not just a 301. The service's probe is a GET,
   // so it records a click too.

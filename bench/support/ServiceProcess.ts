@@ -32,13 +32,19 @@ export const startService = async (
     readonly env: Record<string, string>
     readonly readyTimeoutMs: number
     readonly processGroup?: boolean
+    /** The checkout to run (default this one): an A/B bench runs another beside it. */
+    readonly root?: string
+    /** Node flags of this process only, after BENCH_NODE_ARGS. */
+    readonly nodeArgs?: ReadonlyArray<string>
+    /** Takes every line of the child's stdout, instead of our stderr. */
+    readonly onLine?: (line: string) => void
   }
 ): Promise<ServiceProcess> => {
   const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
   // Node flags NODE_OPTIONS refuses (--trace-gc and the like), space separated.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
-  const child = spawn(process.execPath, [...profile, ...nodeArgs, "--import", "tsx", "src/main.ts"], {
-    cwd: repoRoot,
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, ...(options.nodeArgs ?? []), "--import", "tsx", "src/main.ts"], {
+    cwd: options.root ?? repoRoot,
     // No drain on stop unless the scenario asks for one: the benches measure what follows it.
     env: { SHUTDOWN_DRAIN_SECONDS: "0", ...process.env, ...options.env, PORT: String(options.port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -49,9 +55,21 @@ export const startService = async (
   )
   let running = true
   void exited.then(() => (running = false))
+  const onLine = options.onLine
+  if (onLine !== undefined) {
+    let partial = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n")
+      partial = lines.pop() ?? ""
+      for (const line of lines) onLine(line)
+    })
+  }
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding("utf8")
-    stream.on("data", (chunk: string) => process.stderr.write(chunk.replace(/^(?=.)/gm, "[service] ")))
+    if (onLine === undefined || stream === child.stderr) {
+      stream.on("data", (chunk: string) => process.stderr.write(chunk.replace(/^(?=.)/gm, "[service] ")))
+    }
   }
   if (child.pid === undefined) throw new Error("the service process did not start")
   const pid = child.pid

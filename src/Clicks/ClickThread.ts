@@ -7,6 +7,7 @@ import { Worker } from "node:worker_threads"
 import type { Connection } from "../Sql/Database.ts"
 import type { LoopDelay } from "../Platform/LoopDelay.ts"
 import type { HandedClicks } from "./ClickHandover.ts"
+import { HeldBytes } from "./HeldBytes.ts"
 
 /** What the click writer thread is started with (`workerData`): plain data only. */
 export interface ClickWorkerSettings {
@@ -125,7 +126,9 @@ export const startClickThread = (
   hooks: ClickThreadHooks
 ): Effect.Effect<ClickThread, Error, Scope.Scope> =>
   Effect.gen(function* () {
+    /** Handed batches not yet reported written or spilled, their bytes in `heldBytes`. */
     let unsettled: Array<HandedClicks> = []
+    const heldBytes = new HeldBytes()
     let held = 0
     const flushes = new Map<number, () => void>()
     let nextFlush = 0
@@ -139,7 +142,11 @@ export const startClickThread = (
 
     const settle = (seq: number) => {
       let n = 0
-      while (n < unsettled.length && unsettled[n]!.seq <= seq) held -= unsettled[n++]!.count
+      while (n < unsettled.length && unsettled[n]!.seq <= seq) {
+        const batch = unsettled[n++]!
+        held -= batch.count
+        heldBytes.release(batch.bytes)
+      }
       if (n > 0) unsettled = unsettled.slice(n)
     }
 
@@ -201,8 +208,11 @@ export const startClickThread = (
         if (!everReady) return
         onExit(code)
       })
-      // Messages wait in the port until the new thread listens.
-      for (const batch of unsettled) started.postMessage({ _tag: "Clicks", batch: { ...batch, again: true } } satisfies ToWorker)
+      // Messages wait in the port until the new thread listens. A held batch's bytes are a view of a
+      // slab: posted as they are, the whole slab would be copied.
+      for (const batch of unsettled) {
+        started.postMessage({ _tag: "Clicks", batch: { ...batch, again: true, bytes: batch.bytes.slice() } } satisfies ToWorker)
+      }
       for (const id of flushes.keys()) started.postMessage({ _tag: "Flush", id } satisfies ToWorker)
       if (closing !== undefined) started.postMessage({ _tag: "Stop" } satisfies ToWorker)
     }
@@ -234,7 +244,7 @@ export const startClickThread = (
 
     return {
       hand: (batch) => {
-        unsettled.push(batch)
+        unsettled.push({ ...batch, bytes: heldBytes.hold(batch.bytes) })
         held += batch.count
         post({ _tag: "Clicks", batch })
       },
