@@ -44,6 +44,7 @@ import { numberFromEnv } from "./support/Env.ts"
 import { loadClicks } from "./support/ClickLoad.ts"
 import { requestJson, startAdminService } from "./support/Setup.ts"
 import { formatTable } from "./support/Table.ts"
+import { percentile } from "./support/Percentile.ts"
 
 const DOMAIN = "bench.example"
 const LINKS = 1000
@@ -139,8 +140,6 @@ interface Result {
   readonly failures: ReadonlyArray<string>
 }
 
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
 
 const runProbe = async (probe: Probe, token: string): Promise<Result> => {
   const failures: Array<string> = []

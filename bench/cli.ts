@@ -25,6 +25,7 @@ import { benchDatabase } from "./support/BenchDatabase.ts"
 import { runProgram } from "./support/Cleanup.ts"
 import { numberFromEnv } from "./support/Env.ts"
 import { formatTable } from "./support/Table.ts"
+import { percentile } from "./support/Percentile.ts"
 
 const REPO = fileURLToPath(new URL("../", import.meta.url))
 
@@ -71,8 +72,6 @@ const timed = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
     )
   })
 
-/** Nearest-rank percentile. */
-const percentile = (sorted: ReadonlyArray<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN
 
 const checked = (what: string, run: Run, json: boolean) => {
   if (run.code !== 0) throw new Error(`${what} exited ${run.code}: ${run.stderr.trim()}`)

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Api, ApiV3Docs } from "./Api.ts"
 import { docsPageLayer } from "./Platform/DocsPage.ts"
+import { DOCS_PATH, OPENAPI_PATH, V3_DOCS_PATH } from "./Platform/PagePaths.ts"
 import { AppConfig } from "./Config.ts"
 import { ApiMiddlewareLive } from "./Platform/ApiMiddleware.ts"
 import { AuthenticationLive } from "./Auth/AuthenticationLive.ts"
@@ -154,9 +155,9 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
       )
     )
   ).pipe(
-    Layer.provide(docsPageLayer("/api/docs", Api)),
-    Layer.provide(docsPageLayer("/api/v3/docs", ApiV3Docs)),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/v4/openapi.json" })),
+    Layer.provide(docsPageLayer(DOCS_PATH, Api)),
+    Layer.provide(docsPageLayer(V3_DOCS_PATH, ApiV3Docs)),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(ApiMiddlewareLive),
     Layer.provide(apiLayer),
     Layer.provideMerge(

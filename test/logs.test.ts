@@ -91,6 +91,19 @@ describe("the access log", () => {
       })
     )
 
+    it.effect("the docs pages and OpenAPI documents, served beside the API's routes, are logged with their own paths as routes", () =>
+      Effect.gen(function* () {
+        for (const path of ["/api/docs", "/api/v3/docs", "/api/v4/openapi.json", "/api/v3/openapi.json"]) {
+          const reply = yield* call("GET", `${path}?x=1`)
+          expect(reply.status, path).toBe(200)
+          const [line] = accessLines(reply.headers.get("x-request-id") ?? "")
+          expect(line?.annotations, path).toMatchObject({ "http.route": path, "http.status": 200 })
+        }
+        const [unknown] = accessLines((yield* call("GET", "/api/v4/docs")).headers.get("x-request-id") ?? "")
+        expect(unknown?.annotations).toMatchObject({ "http.route": "unmatched", "http.status": 404 })
+      })
+    )
+
     it.effect("health probes and scrapes log at debug; redirects log at debug only, with status and latency", () =>
       Effect.gen(function* () {
         for (const path of ["/healthz", "/readyz", "/metrics"]) {

@@ -309,6 +309,19 @@ describe("the redirect caches' LRU", () => {
     expect([lru.size, lru.bytes]).toEqual([0, 0])
   })
 
+  it("refuses an entry heavier than the whole bound without evicting the others, forgetting only the key's old value", () => {
+    const lru = new Lru<true>(10, 3 * (7 + ENTRY_OVERHEAD_BYTES))
+    for (const alias of ["7:aaaaa", "7:bbbbb", "7:ccccc"]) lru.set(alias, true)
+    lru.set(`7:${"x".repeat(3 * (7 + ENTRY_OVERHEAD_BYTES))}`, true)
+    expect([lru.size, lru.bytes, lru.get("7:aaaaa"), lru.get("7:ccccc")]).toEqual([3, 3 * (7 + ENTRY_OVERHEAD_BYTES), true, true])
+    const weigh = (key: string, url: string) => key.length + ENTRY_OVERHEAD_BYTES + url.length
+    const links = new Lru<string>(10, 1_000, weigh)
+    links.set("7:short", "https://a.example/")
+    links.set("7:other", "https://b.example/")
+    links.set("7:short", `https://a.example/${"x".repeat(1_000)}`)
+    expect([links.size, links.get("7:short"), links.get("7:other")]).toEqual([1, undefined, "https://b.example/"])
+  })
+
   it("the negative cache of the redirect path is bounded at 8 MiB as well as 100,000 entries", () => {
     expect(redirectCacheDefaults.unknownAliases).toBe(100_000)
     expect(redirectCacheDefaults.unknownAliasBytes).toBe(8 * 1024 * 1024)

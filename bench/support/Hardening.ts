@@ -35,6 +35,7 @@ import { pacedLoad } from "./PacedLoad.ts"
 import { startService } from "./ServiceProcess.ts"
 import { accessTokenOf, ADMIN_EMAIL, ADMIN_PASSWORD, benchServiceEnv, requestJson } from "./Setup.ts"
 import { BROWSER, makeShortLinks, statuses } from "./Traffic.ts"
+import { percentile } from "./Percentile.ts"
 
 export interface HardeningRow {
   readonly scenario: string
@@ -149,11 +150,7 @@ const tallied = (replies: ReadonlyArray<Reply>) => {
   return statuses(byStatus)
 }
 
-/** Nearest-rank percentile. */
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
-}
+const percentileOf = (values: ReadonlyArray<number>, p: number) => percentile([...values].sort((a, b) => a - b), p)
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : "-")
 const s = (value: number) => `${(value / 1000).toFixed(1)} s`
 const count = (value: number) => value.toLocaleString("en-US")
@@ -307,7 +304,7 @@ const embeddedReports = async (cleanup: Cleanup, record: Recorder) => {
   const acceptable = (reply: Reply) => reply.status === 200 || (reply.status === 503 && codesOf(reply.body).every((code) => code === 10508 || code === 10901) && codesOf(reply.body).length > 0)
   record({
     scenario: `embedded database, the same: the reports (${count(stored)} clicks in the window) and GET /api/v4/domains every 250 ms`,
-    measured: `${reports.length} reports answered in ${REDIRECT_SECONDS + 1} s (${tallied(reports)}), p50 ${ms(percentile(reportMs, 0.5))}, p95 ${ms(percentile(reportMs, 0.95))}; API: ${tallied(apiCalls)}, p50 ${ms(percentile(apiCalls.map((r) => r.ms), 0.5))}, max ${ms(Math.max(0, ...apiCalls.map((r) => r.ms)))}`,
+    measured: `${reports.length} reports answered in ${REDIRECT_SECONDS + 1} s (${tallied(reports)}), p50 ${ms(percentileOf(reportMs, 0.5))}, p95 ${ms(percentileOf(reportMs, 0.95))}; API: ${tallied(apiCalls)}, p50 ${ms(percentileOf(apiCalls.map((r) => r.ms), 0.5))}, max ${ms(Math.max(0, ...apiCalls.map((r) => r.ms)))}`,
     expected: "reports 200 (or 503 10508/10901), API 200",
     ok: reports.length > 0 && reports.every(acceptable) && apiCalls.every((reply) => reply.status === 200) && loaded.errors === 0
   })

@@ -2,6 +2,7 @@ import autocannon from "autocannon"
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"
 import { setTimeout as sleep } from "node:timers/promises"
+import { percentile } from "./Percentile.ts"
 
 /**
  * Percentiles of the responses of one run, in ms with the recorder's full (sub-ms) precision; each
@@ -42,9 +43,6 @@ const isChunk = (
   "final" in data &&
   typeof data.final === "boolean"
 
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: Float64Array, q: number) =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
 export const summarize = (durations: Float64Array, ends: Float64Array, firsts: Float64Array): LatencySummary => {
   const sorted = durations.slice().sort()

@@ -20,6 +20,7 @@ import { requestUserOf } from "./RequestUser.ts"
 import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { apiRouteLabeller } from "./ApiRoute.ts"
+import { V3_DOCS_PATH } from "./PagePaths.ts"
 import { redactedTarget } from "./RequestUrl.ts"
 import { tracingOn } from "./Tracing.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
@@ -29,9 +30,6 @@ import { randomUUID } from "node:crypto"
 export { MAX_BODY_BYTES }
 
 const OPERATIONAL_PATHS = new Set(["/healthz", "/readyz", "/metrics"])
-
-/** Version 3's docs page (`App.ts`) is served as it is: it describes version 3's document, it is no version 4 route. */
-const V3_DOCS = "/api/v3/docs"
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 
@@ -180,8 +178,9 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           const limited = yield* limitBody(request)
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           const served = isNotJson(limited) ? unparsableBody(limited) : limited
+          // Version 3's docs page is served as it is: it describes version 3's document, it is no version 4 route.
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) && path !== V3_DOCS
+            isV3Path(path) && path !== V3_DOCS_PATH
               ? Effect.provideService(serveV3(app, served), ClientNetwork, network)
               : Effect.mapInputContext(app, (context: Context.Context<never>) => servingContext(context, served, network)),
             Option.some(MAX_BODY_BYTES)

@@ -221,19 +221,20 @@ class DrainingServer extends Server<typeof IncomingMessage, typeof TrackedRespon
     }
   }
 
-  // Parameters rather than a rest array: this runs for every request. Node's own events have at most three arguments.
-  override emit(event: string, first?: unknown, second?: unknown, third?: unknown): boolean {
-    if (event === "connection" && first instanceof Socket) {
-      const socket = first
-      this.acceptedAt.set(socket, Date.now())
-      this.fresh.add(socket)
-      socket.once("close", () => this.fresh.delete(socket))
-    }
-    if (event !== "request" || !(second instanceof TrackedResponse) || !(first instanceof IncomingMessage)) {
-      return this.forward(event, arguments.length, first, second, third, arguments)
-    }
-    const request = first
-    const response = second
+  override emit(event: string, ...args: Array<unknown>): boolean {
+    const [first, second] = args
+    if (event === "connection" && first instanceof Socket) this.accepted(first)
+    if (event === "request" && first instanceof IncomingMessage && second instanceof TrackedResponse) return this.onRequest(first, second)
+    return super.emit(event, ...args)
+  }
+
+  private accepted(socket: Socket) {
+    this.acceptedAt.set(socket, Date.now())
+    this.fresh.add(socket)
+    socket.once("close", () => this.fresh.delete(socket))
+  }
+
+  private onRequest(request: IncomingMessage, response: TrackedResponse): boolean {
     const socket = response.socket
     if (socket !== null) this.fresh.delete(socket)
     const drainingSince = this.shutdown.drainingSince
@@ -250,22 +251,6 @@ class DrainingServer extends Server<typeof IncomingMessage, typeof TrackedRespon
     response.preHandled = this.preHandler !== undefined && this.preHandler(request, response, this.toApi)
     if (!response.preHandled) this.toApi(request, response)
     return true
-  }
-
-  /** Hands an event on to the listeners with as many arguments as it came with. */
-  private forward(event: string, count: number, first: unknown, second: unknown, third: unknown, all: IArguments): boolean {
-    switch (count) {
-      case 1:
-        return super.emit(event)
-      case 2:
-        return super.emit(event, first)
-      case 3:
-        return super.emit(event, first, second)
-      case 4:
-        return super.emit(event, first, second, third)
-      default:
-        return super.emit(event, ...Array.from<unknown>(all).slice(1))
-    }
   }
 
   /** Node's `close()` calls this at once; after a drain, idle connections are left to end as said above. */

@@ -86,6 +86,8 @@ export class Lru<V> {
   set(key: string, value: V) {
     this.delete(key)
     const weight = this.weigh(key, value)
+    // Heavier than the whole bound: it would be evicted at once, and making room for it would empty the cache.
+    if (weight > this.maxBytes || this.capacity < 1) return
     // Room is made before the entry goes in, so that it is not itself passed over as the oldest.
     while (this.entries.size > 0 && (this.entries.size >= this.capacity || this.counted + weight > this.maxBytes)) {
       const [oldestKey, slot] = this.entries.entries().next().value!
@@ -97,8 +99,6 @@ export class Lru<V> {
         this.delete(oldestKey)
       }
     }
-    // Heavier than the whole bound: it would be evicted at once.
-    if (weight > this.maxBytes || this.capacity < 1) return
     this.entries.set(key, new Slot(value, weight))
     this.counted += weight
   }

@@ -61,6 +61,8 @@ export interface Connection {
  */
 export class CopyPool extends Context.Tag("CopyPool")<CopyPool, pg.Pool>() {}
 
+type NotificationListener = (message: pg.Notification) => void
+
 export class DatabasePool extends Context.Tag("DatabasePool")<
   DatabasePool,
   {
@@ -68,7 +70,7 @@ export class DatabasePool extends Context.Tag("DatabasePool")<
     readonly shared: boolean
     readonly connection: Connection
     /** Called with every notification any pooled connection receives on `CHANGES_CHANNEL`. */
-    readonly notificationListeners: Set<(message: pg.Notification) => void>
+    readonly notificationListeners: Set<NotificationListener>
   }
 >() {}
 
@@ -99,12 +101,16 @@ const clientLayers = (pool: pg.Pool, connection: Connection) =>
     connection.copyFromStdin ? Layer.succeed(CopyPool, pool) : Layer.empty
   )
 
+/** What a pool of the service gives: the `PgClient` (and `CopyPool`) over it, and `DatabasePool`. */
+const poolLayers = (pool: pg.Pool, connection: Connection, shared: boolean, notificationListeners = new Set<NotificationListener>()) =>
+  Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
+
 export const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       // Every connection listens before its first use, so that a change made through it is
       // announced to this process before the statement that made it returns.
-      const notificationListeners = new Set<(message: pg.Notification) => void>()
+      const notificationListeners = new Set<NotificationListener>()
       const onConnect = async (client: pg.ClientBase) => {
         client.on("notification", (message) => {
           for (const listener of notificationListeners) listener(message)
@@ -113,7 +119,7 @@ export const poolClient = (connection: Connection, options: { readonly max: numb
       }
       const pool = yield* scopedPool(connection, options.max, options.applicationName, onConnect)
       yield* reachable(() => pool.query("SELECT 1"))
-      return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
+      return poolLayers(pool, connection, shared, notificationListeners)
     })
   )
 
@@ -143,8 +149,7 @@ const commandClient = (connection: Connection, shared: boolean) =>
     Effect.gen(function* () {
       const pool = yield* scopedPool(connection, 1, "link-shortener-cli")
       yield* reachable(() => pool.connect().then((client) => client.release()))
-      const notificationListeners = new Set<(message: pg.Notification) => void>()
-      return Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
+      return poolLayers(pool, connection, shared)
     })
   )
 

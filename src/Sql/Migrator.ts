@@ -17,20 +17,20 @@ export interface Migration {
 
 const MIGRATION_FILE = /^(\d+)_(.+)\.sql$/
 
+/** The migration files in `dir` by their names alone, unsorted. */
+const migrationFiles = (dir: string) =>
+  readdirSync(dir).flatMap((file) => {
+    const match = MIGRATION_FILE.exec(file)
+    return match === null ? [] : [{ file, id: Number(match[1]), name: match[2]! }]
+  })
+
 export const loadMigrations = (dir = MIGRATIONS_DIR): ReadonlyArray<Migration> =>
-  readdirSync(dir)
-    .flatMap((file) => {
-      const match = MIGRATION_FILE.exec(file)
-      return match === null ? [] : [{ id: Number(match[1]), name: match[2]!, sql: readFileSync(`${dir}/${file}`, "utf8") }]
-    })
+  migrationFiles(dir)
+    .map(({ file, id, name }) => ({ id, name, sql: readFileSync(`${dir}/${file}`, "utf8") }))
     .sort((a, b) => a.id - b.id)
 
 /** The ids of the migrations in `dir`, from the file names alone. */
-export const migrationIds = (dir = MIGRATIONS_DIR): ReadonlyArray<number> =>
-  readdirSync(dir).flatMap((file) => {
-    const match = MIGRATION_FILE.exec(file)
-    return match === null ? [] : [Number(match[1])]
-  })
+export const migrationIds = (dir = MIGRATIONS_DIR): ReadonlyArray<number> => migrationFiles(dir).map(({ id }) => id)
 
 /**
  * Applies the pending migrations of `sql/` in one transaction, under an advisory lock so that
