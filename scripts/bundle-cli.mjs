@@ -9,7 +9,7 @@
 // left alone.
 import { build } from "esbuild"
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { join, resolve, sep } from "node:path"
 
 const folder = process.argv[2]
 const outdir = join(folder ?? "dist", "Cli")
@@ -41,9 +41,46 @@ const bundledMain = {
   }
 }
 
+/** The names `effect`'s index exports from `effect/Function` rather than as a module of their own. */
+const FUNCTION_EXPORTS = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
+
+/**
+ * `import { Effect, Schema } from "effect"` in src/ as `import * as Effect from "effect/Effect"` and so
+ * on: the index would evaluate every module of `effect` (fast-check too, ~590 modules) before any
+ * command, since the bundle wraps them lazily for the commands' `import()`.
+ */
+const effectModules = {
+  name: "effect-modules",
+  setup(build) {
+    const sources = resolve("src") + sep
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (!args.path.startsWith(sources)) return undefined
+      const source = readFileSync(args.path, "utf8")
+      // Lines stay where they were, for the source map.
+      const rewritten = source.replace(/^import (type )?\{([^}]*)\} from "effect"$/gm, (line, typeOnly, names) =>
+        (typeOnly !== undefined
+          ? ""
+          : names
+              .split(",")
+              .map((name) => name.trim())
+              .filter((name) => name !== "" && !name.startsWith("type "))
+              .map((name) => {
+                const [imported, local = imported] = name.split(/\s+as\s+/)
+                return FUNCTION_EXPORTS.has(imported)
+                  ? `import { ${imported} as ${local} } from "effect/Function"`
+                  : `import * as ${local} from "effect/${imported}"`
+              })
+              .join("; ")) + "\n".repeat(line.split("\n").length - 1)
+      )
+      if (rewritten.includes('from "effect"')) throw new Error(`${args.path}: an import from "effect" the CLI's bundle cannot rewrite`)
+      return { contents: rewritten, loader: "ts" }
+    })
+  }
+}
+
 const common = { bundle: true, platform: "node", target: "node20", sourcemap: true, logLevel: "warning" }
 
-await build({
+const { metafile } = await build({
   ...common,
   entryPoints: { run: "src/Cli/Main.ts" },
   outdir,
@@ -59,8 +96,11 @@ await build({
   },
   footer: { js: "})" },
   define: { "import.meta.url": "__bundleUrl" },
-  plugins: [nodeOnlyPg]
+  metafile: true,
+  plugins: [nodeOnlyPg, effectModules]
 })
+const effectIndex = Object.keys(metafile.inputs).find((input) => /[\\/]effect[\\/]dist[\\/]esm[\\/]index\.js$/.test(input))
+if (effectIndex !== undefined) throw new Error(`the CLI's bundle holds ${effectIndex}, which evaluates all of effect`)
 
 await build({ ...common, entryPoints: { main: "src/cli.ts" }, outdir, format: "esm", plugins: [bundledMain] })
 
