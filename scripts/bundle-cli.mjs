@@ -8,7 +8,9 @@
 // a folder (directly under the repository, as the tests do), the bundle goes to its Cli/ and dist/ is
 // left alone.
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve, sep } from "node:path"
 
 const folder = process.argv[2]
@@ -104,10 +106,22 @@ if (effectIndex !== undefined) throw new Error(`the CLI's bundle holds ${effectI
 
 await build({ ...common, entryPoints: { main: "src/cli.ts" }, outdir, format: "esm", plugins: [bundledMain] })
 
-// The code cache, made by the CLI's own loader (bundled for this step) after the bundle's modules,
-// the commands' too, have run their top level.
+// The code cache, made by the CLI's own loader (bundled for this step) in a process of its own: the
+// bundle's modules, the commands' too, run their top level, then `user list` runs against a database
+// that refuses the connection, so that the code of a command's start (configuration, layers, Effect's
+// runtime, connecting, failing) is compiled too; the cache is written as that process exits.
 const [loader] = (await build({ ...common, entryPoints: ["src/Cli/CompiledBundle.ts"], format: "esm", sourcemap: false, write: false })).outputFiles
-const { storeCodeCache } = await import(`data:text/javascript;base64,${Buffer.from(loader.contents).toString("base64")}`)
-await storeCodeCache(resolve(outdir, "run.cjs"), (main) => main.loadCommands())
+const bundle = resolve(outdir, "run.cjs")
+rmSync(`${bundle}.cache`, { force: true })
+const warm = `import { storeCodeCache } from "data:text/javascript;base64,${Buffer.from(loader.contents).toString("base64")}"
+await storeCodeCache(${JSON.stringify(bundle)}, async (main) => { await main.loadCommands(); main.runCli(["user", "list", "--json"]) })`
+const dataDir = mkdtempSync(join(tmpdir(), "links-cli-cache-"))
+try {
+  const env = { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, DATABASE_URL: "postgres://cli@127.0.0.1:1/none", LOG_LEVEL: "none" }
+  const warmed = spawnSync(process.execPath, ["--input-type=module", "-e", warm], { env, encoding: "utf8" })
+  if (!existsSync(`${bundle}.cache`)) throw new Error(`the CLI's code cache was not written: ${warmed.stderr || warmed.error}`)
+} finally {
+  rmSync(dataDir, { recursive: true, force: true })
+}
 
 if (folder === undefined) writeFileSync("dist/cli.js", 'import "./Cli/main.js"\n')
