@@ -88,8 +88,9 @@ const { metafile } = await build({
   outdir,
   outExtension: { ".js": ".cjs" },
   format: "cjs",
+  // Without keepNames: its `__name` call for every function, at load and for each closure made while
+  // a command runs, cost more CPU than any name is worth here (errors are told by their tags).
   minify: true,
-  keepNames: true,
   // Native or optional modules, and the ones its threads load by path.
   external: ["pg-native", "@node-rs/argon2", "@electric-sql/*"],
   // One function expression, which CompiledBundle.ts compiles and calls as Node calls a CommonJS module.
