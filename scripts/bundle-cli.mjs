@@ -8,8 +8,10 @@
 // a folder (directly under the repository, as the tests do), the bundle goes to its Cli/ and dist/ is
 // left alone.
 import { build } from "esbuild"
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve, sep } from "node:path"
 
 const folder = process.argv[2]
 const outdir = join(folder ?? "dist", "Cli")
@@ -41,16 +43,54 @@ const bundledMain = {
   }
 }
 
+/** The names `effect`'s index exports from `effect/Function` rather than as a module of their own. */
+const FUNCTION_EXPORTS = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
+
+/**
+ * `import { Effect, Schema } from "effect"` in src/ as `import * as Effect from "effect/Effect"` and so
+ * on: the index would evaluate every module of `effect` (fast-check too, ~590 modules) before any
+ * command, since the bundle wraps them lazily for the commands' `import()`.
+ */
+const effectModules = {
+  name: "effect-modules",
+  setup(build) {
+    const sources = resolve("src") + sep
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (!args.path.startsWith(sources)) return undefined
+      const source = readFileSync(args.path, "utf8")
+      // Lines stay where they were, for the source map.
+      const rewritten = source.replace(/^import (type )?\{([^}]*)\} from "effect"$/gm, (line, typeOnly, names) =>
+        (typeOnly !== undefined
+          ? ""
+          : names
+              .split(",")
+              .map((name) => name.trim())
+              .filter((name) => name !== "" && !name.startsWith("type "))
+              .map((name) => {
+                const [imported, local = imported] = name.split(/\s+as\s+/)
+                return FUNCTION_EXPORTS.has(imported)
+                  ? `import { ${imported} as ${local} } from "effect/Function"`
+                  : `import * as ${local} from "effect/${imported}"`
+              })
+              .join("; ")) + "\n".repeat(line.split("\n").length - 1)
+      )
+      if (rewritten.includes('from "effect"')) throw new Error(`${args.path}: an import from "effect" the CLI's bundle cannot rewrite`)
+      return { contents: rewritten, loader: "ts" }
+    })
+  }
+}
+
 const common = { bundle: true, platform: "node", target: "node20", sourcemap: true, logLevel: "warning" }
 
-await build({
+const { metafile } = await build({
   ...common,
   entryPoints: { run: "src/Cli/Main.ts" },
   outdir,
   outExtension: { ".js": ".cjs" },
   format: "cjs",
+  // Without keepNames: its `__name` call for every function, at load and for each closure made while
+  // a command runs, cost more CPU than any name is worth here (errors are told by their tags).
   minify: true,
-  keepNames: true,
   // Native or optional modules, and the ones its threads load by path.
   external: ["pg-native", "@node-rs/argon2", "@electric-sql/*"],
   // One function expression, which CompiledBundle.ts compiles and calls as Node calls a CommonJS module.
@@ -59,15 +99,30 @@ await build({
   },
   footer: { js: "})" },
   define: { "import.meta.url": "__bundleUrl" },
-  plugins: [nodeOnlyPg]
+  metafile: true,
+  plugins: [nodeOnlyPg, effectModules]
 })
+const effectIndex = Object.keys(metafile.inputs).find((input) => /[\\/]effect[\\/]dist[\\/]esm[\\/]index\.js$/.test(input))
+if (effectIndex !== undefined) throw new Error(`the CLI's bundle holds ${effectIndex}, which evaluates all of effect`)
 
 await build({ ...common, entryPoints: { main: "src/cli.ts" }, outdir, format: "esm", plugins: [bundledMain] })
 
-// The code cache, made by the CLI's own loader (bundled for this step) after the bundle's modules,
-// the commands' too, have run their top level.
+// The code cache, made by the CLI's own loader (bundled for this step) in a process of its own: the
+// bundle's modules, the commands' too, run their top level, then `user list` runs against a database
+// that refuses the connection, so that the code of a command's start (configuration, layers, Effect's
+// runtime, connecting, failing) is compiled too; the cache is written as that process exits.
 const [loader] = (await build({ ...common, entryPoints: ["src/Cli/CompiledBundle.ts"], format: "esm", sourcemap: false, write: false })).outputFiles
-const { storeCodeCache } = await import(`data:text/javascript;base64,${Buffer.from(loader.contents).toString("base64")}`)
-await storeCodeCache(resolve(outdir, "run.cjs"), (main) => main.loadCommands())
+const bundle = resolve(outdir, "run.cjs")
+rmSync(`${bundle}.cache`, { force: true })
+const warm = `import { storeCodeCache } from "data:text/javascript;base64,${Buffer.from(loader.contents).toString("base64")}"
+await storeCodeCache(${JSON.stringify(bundle)}, async (main) => { await main.loadCommands(); main.runCli(["user", "list", "--json"]) })`
+const dataDir = mkdtempSync(join(tmpdir(), "links-cli-cache-"))
+try {
+  const env = { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, DATABASE_URL: "postgres://cli@127.0.0.1:1/none", LOG_LEVEL: "none" }
+  const warmed = spawnSync(process.execPath, ["--input-type=module", "-e", warm], { env, encoding: "utf8" })
+  if (!existsSync(`${bundle}.cache`)) throw new Error(`the CLI's code cache was not written: ${warmed.stderr || warmed.error}`)
+} finally {
+  rmSync(dataDir, { recursive: true, force: true })
+}
 
 if (folder === undefined) writeFileSync("dist/cli.js", 'import "./Cli/main.js"\n')

@@ -53,9 +53,9 @@ export const loadBundle = (file: string): object => {
   return exports
 }
 
-/** Compiles and runs the bundle's modules (`warm`: those it loads later), then stores their code. */
+/** Compiles and runs the bundle (`warm`: what else it should run), then stores its code, all that was compiled by the time the process exits. */
 export const storeCodeCache = async (file: string, warm: (exports: object) => Promise<unknown>) => {
   const { script, exports } = evaluate(file, undefined)
+  process.once("exit", () => writeCache(`${file}.cache`, script.createCachedData()))
   await warm(exports)
-  writeCache(`${file}.cache`, script.createCachedData())
 }
