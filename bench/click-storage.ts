@@ -29,7 +29,7 @@ import pg from "pg"
 import { ClickBatch } from "../src/Clicks/ClickBatch.ts"
 import { ClickRepo, type ClickRow } from "../src/Clicks/ClickRepo.ts"
 import { classifyUserAgent } from "../src/Clicks/ClickSource.ts"
-import { serverClient } from "../src/Sql/Database.ts"
+import { serverClientLayer } from "../src/Sql/Database.ts"
 import { migrate } from "../src/Sql/Migrator.ts"
 import { places, referrers } from "./support/ClickLoad.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
@@ -287,7 +287,7 @@ const round = async (serverUrl: string, cleanup: Cleanup, scenario: Scenario, n:
   const url = withDatabase(serverUrl, name)
   const layer = ClickRepo.Default.pipe(
     Layer.provideMerge(Layer.effectDiscard(migrate)),
-    Layer.provideMerge(serverClient(Redacted.make(url), { maxConnections: 2, applicationName: "bench-clicks" }))
+    Layer.provideMerge(serverClientLayer(Redacted.make(url), { maxConnections: 2, applicationName: "bench-clicks" }))
   )
   const runtime = ManagedRuntime.make(layer)
   cleanup.defer(`close the pool of ${name}`, () => runtime.dispose())

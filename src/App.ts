@@ -129,15 +129,15 @@ export const BootstrapLive = Layer.effectDiscard(
   }).pipe(Effect.orDie)
 )
 
-const apiLayer = HttpApiBuilder.api(Api).pipe(
+const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([AnalyticsHttpLive, AuthHttpLive, DomainsHttpLive, ErrorCodesHttpLive, LinksHttpLive, LinkSearchHttpLive, TagsHttpLive, OperationsHttpLive, UsersHttpLive, GroupsHttpLive, ExportHttpLive, WebhooksHttpLive, SettingsHttpLive]),
   Layer.provide(AuthenticationLive)
 )
 
 /** The redirect hot path and the click pipeline behind it (its writer on a thread of its own); the CLI does without them. */
-const redirectLayer = RedirectHandler.layer().pipe(
+const RedirectLive = RedirectHandler.layer.pipe(
   Layer.provideMerge(ClickLimits.layer),
-  Layer.provideMerge(ClickLog.layer()),
+  Layer.provideMerge(ClickLog.layer),
   Layer.provideMerge(ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
 )
 
@@ -159,7 +159,7 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
     Layer.provide(docsPageLayer(V3_DOCS_PATH, ApiV3Docs)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(ApiMiddlewareLive),
-    Layer.provide(apiLayer),
+    Layer.provide(ApiLive),
     Layer.provideMerge(
       Layer.unwrapEffect(
         Effect.gen(function* () {
@@ -193,7 +193,7 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
         })
       )
     ),
-    Layer.provideMerge(redirectLayer),
+    Layer.provideMerge(RedirectLive),
     // Webhook deliveries go out from serving instances only, never from the admin CLI.
     Layer.provideMerge(Dispatcher.Default),
     Layer.provideMerge(Layer.scopedDiscard(processMetrics))

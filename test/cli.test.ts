@@ -16,7 +16,7 @@ import { Command } from "../src/Cli/Command.ts"
 import { HELP } from "../src/Cli/Usage.ts"
 import { AppConfig } from "../src/Config.ts"
 import { UtmTemplateRepo } from "../src/Tags/UtmTemplateRepo.ts"
-import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../src/Sql/Database.ts"
 import { loadMigrations } from "../src/Sql/Migrator.ts"
 import { at, call, codes, numberAt, stringAt, within } from "./support/Http.ts"
 import { BaseUrl } from "./support/TestServer.ts"
@@ -105,8 +105,8 @@ const refused = (args: ReadonlyArray<string>, code: number, message: RegExp) =>
 /** This file's database opened in the test process (embedded: only while no CLI runs). */
 const database = () =>
   databaseUrl === undefined
-    ? embeddedClient(dataDir)
-    : serverClient(Redacted.make(databaseUrl), { maxConnections: 2, applicationName: "links-cli-test" })
+    ? embeddedClientLayer(dataDir)
+    : serverClientLayer(Redacted.make(databaseUrl), { maxConnections: 2, applicationName: "links-cli-test" })
 
 const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Effect.suspend(() => Effect.provide(effect, database()))
@@ -863,7 +863,7 @@ describe("admin CLI", { timeout: 120_000 }, () => {
       const embedded = { DATA_DIR: embeddedDir, DATABASE_URL: undefined }
       const layer = httpLayer({ port: 0, host: "127.0.0.1" }).pipe(
         Layer.provideMerge(Shutdown.layer),
-        Layer.provideMerge(coreLayer(embeddedClient(embeddedDir))),
+        Layer.provideMerge(coreLayer(embeddedClientLayer(embeddedDir))),
         Layer.provide(AppConfig.layerFromMap({ DATA_DIR: embeddedDir, RATE_LIMIT_PER_SECOND: "100000", RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000" })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )

@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import pg from "pg"
 import { Scheduler } from "../src/Links/Scheduler.ts"
 import { ClickLimits, type ClickLimitsService, type Turn } from "../src/Redirect/ClickLimits.ts"
-import { DatabasePool, serverClient } from "../src/Sql/Database.ts"
+import { DatabasePool, serverClientLayer } from "../src/Sql/Database.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
@@ -22,7 +22,7 @@ class SecondInstance extends Context.Tag("test/SecondInstance")<SecondInstance, 
 const twoInstances = (env: Record<string, string>) =>
   Layer.unwrapScoped(
     Effect.map(scopedServerDatabase(testServerUrl!, "links_limits"), ({ url }) => {
-      const database = () => serverClient(Redacted.make(url), { maxConnections: 10, applicationName: "links-test" })
+      const database = () => serverClientLayer(Redacted.make(url), { maxConnections: 10, applicationName: "links-test" })
       const second = Layer.scoped(SecondInstance, Effect.map(Layer.build(TestServerOn(database(), env)), Context.get(BaseUrl)))
       return Layer.provideMerge(second, TestServerOn(database(), env))
     })

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { DataDirRefused, privateDataDir } from "../src/Platform/DataDir.ts"
-import { embeddedClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer } from "../src/Sql/Database.ts"
 import { threadNiceValues } from "./support/Threads.ts"
 
 /** Every path under `dir` (itself included) whose mode lets its group or others in, with that mode. */
@@ -29,7 +29,7 @@ describe("the embedded database", () => {
     () =>
       Effect.gen(function* () {
         const nicedBefore = threadNiceValues().filter((nice) => nice === 10).length
-        const context = yield* Layer.build(embeddedClient("memory://"))
+        const context = yield* Layer.build(embeddedClientLayer("memory://"))
         const sql = Context.get(context, SqlClient.SqlClient)
         // Its thread yields to the event loop under load: nice 10 (on Linux a thread's own).
         expect(threadNiceValues().filter((nice) => nice === 10).length).toBe(nicedBefore + 1)
@@ -54,7 +54,7 @@ describe("the embedded database", () => {
     () =>
       Effect.gen(function* () {
         const dataDir = join(mkdtempSync(join(tmpdir(), "links-private-")), "data")
-        const context = yield* Layer.build(embeddedClient(dataDir))
+        const context = yield* Layer.build(embeddedClientLayer(dataDir))
         const sql = Context.get(context, SqlClient.SqlClient)
         yield* sql`CREATE TABLE private_check (n int)`
         yield* sql`INSERT INTO private_check SELECT generate_series(1, 20000)`

@@ -10,7 +10,7 @@ import { Accounts } from "../src/Accounts/Accounts.ts"
 import { chunked } from "../src/Export/ChunkedReader.ts"
 import { csvField, csvRecord } from "../src/Export/Csv.ts"
 import { exportWindow } from "../src/Export/ExportWindow.ts"
-import { DatabasePool, embeddedClient } from "../src/Sql/Database.ts"
+import { DatabasePool, embeddedClientLayer } from "../src/Sql/Database.ts"
 import { clickRow, writeClickRows, writeClicks } from "./support/Clicks.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { at, call, codes, newUser, type Reply, type TestUser, within } from "./support/Http.ts"
@@ -230,7 +230,7 @@ describe("the OpenAPI documents list the exports under their own tag, with the c
   })
 })
 
-const database = testServerUrl === undefined ? embeddedClient(dataDir) : makeTestDatabase()
+const database = testServerUrl === undefined ? embeddedClientLayer(dataDir) : makeTestDatabase()
 
 describe("exports (extension)", () => {
   layer(TestServerOn(database, { DATA_DIR: dataDir }, LogLevel.Warning), { excludeTestServices: true })((it) => {

@@ -11,7 +11,7 @@ import { Command } from "../src/Cli/Command.ts"
 import { type DatabaseCommand, execute } from "../src/Cli/Execute.ts"
 import { AppConfig } from "../src/Config.ts"
 import { Groups, type NewGroup } from "../src/Groups/Groups.ts"
-import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../src/Sql/Database.ts"
 import { migrate } from "../src/Sql/Migrator.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { at, call, callerOf, codes, newUser, numberAt, type Reply, type TestUser } from "./support/Http.ts"
@@ -207,11 +207,11 @@ const CliDatabaseLive = Layer.scoped(
   CliDatabase,
   Effect.gen(function* () {
     const dataDir = mkdtempSync(join(tmpdir(), "links-groups-cli-"))
-    if (testServerUrl === undefined) return { config: { DATA_DIR: dataDir }, client: () => embeddedClient(dataDir) }
+    if (testServerUrl === undefined) return { config: { DATA_DIR: dataDir }, client: () => embeddedClientLayer(dataDir) }
     const { url } = yield* scopedServerDatabase(testServerUrl, "links_groups_cli")
     return {
       config: { DATA_DIR: dataDir, DATABASE_URL: url },
-      client: () => serverClient(Redacted.make(url), { maxConnections: 2, applicationName: "links-groups-cli-test" })
+      client: () => serverClientLayer(Redacted.make(url), { maxConnections: 2, applicationName: "links-groups-cli-test" })
     }
   })
 )

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../src/Sql/Database.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
@@ -88,8 +88,8 @@ const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
     Effect.provide(
       effect,
       databaseUrl === undefined
-        ? embeddedClient(dataDir)
-        : serverClient(Redacted.make(databaseUrl), { maxConnections: 1, applicationName: "links-import-test" })
+        ? embeddedClientLayer(dataDir)
+        : serverClientLayer(Redacted.make(databaseUrl), { maxConnections: 1, applicationName: "links-import-test" })
     )
   ).pipe(Effect.orDie)
 

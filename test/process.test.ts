@@ -4,7 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { serverClient } from "../src/Sql/Database.ts"
+import { serverClientLayer } from "../src/Sql/Database.ts"
 import { loadMigrations, migrate } from "../src/Sql/Migrator.ts"
 import { at, call, numberAt, stringAt } from "./support/Http.ts"
 import { accepts, openRaw, parseResponse } from "./support/OpsSockets.ts"
@@ -226,7 +226,7 @@ describe("migrations and the first admin with several instances", () => {
         const [, email, password] = printed.find((match) => match !== null)!
         for (const instance of instances) expect((yield* login(instance, email!, password!)).status).toBe(200)
 
-        const database = yield* Layer.build(serverClient(Redacted.make(url), { maxConnections: 1 }))
+        const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
         const sql = yield* Effect.provide(SqlClient.SqlClient, database)
         const migrations = yield* sql<{ id: number }>`SELECT id FROM schema_migrations ORDER BY id`
         expect(migrations.map((row) => row.id)).toEqual(loadMigrations().map((m) => m.id))

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { ClickLog } from "../src/Clicks/ClickLog.ts"
-import { serverClient } from "../src/Sql/Database.ts"
+import { serverClientLayer } from "../src/Sql/Database.ts"
 import { DatabaseLink, BreakableServer } from "./support/BreakableServer.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, timed, within } from "./support/Http.ts"
@@ -238,7 +238,7 @@ describe("two instances on one database", () => {
         expect(patch.status).toBe(200)
         expect(yield* within(1000, seen("https://example.com/two"))).toBeLessThan(1000)
 
-        const database = yield* Layer.build(serverClient(Redacted.make(url), { maxConnections: 1 }))
+        const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
         const sql = yield* Effect.provide(SqlClient.SqlClient, database)
         yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
         expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../src/Sql/Database.ts"
 import { at, numberAt, stringAt } from "./support/Http.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 
@@ -50,7 +50,7 @@ const query = <A extends object>(statement: (sql: SqlClient.SqlClient) => Effect
   Effect.suspend(() =>
     Effect.provide(
       Effect.flatMap(SqlClient.SqlClient, statement),
-      database === undefined ? embeddedClient(dataDir) : serverClient(Redacted.make(database.url), { maxConnections: 1, applicationName: "links-webhook-cli-test" })
+      database === undefined ? embeddedClientLayer(dataDir) : serverClientLayer(Redacted.make(database.url), { maxConnections: 1, applicationName: "links-webhook-cli-test" })
     )
   ).pipe(Effect.orDie)
 

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { coreLayer, httpLayer } from "../src/App.ts"
 import { AppConfig } from "../src/Config.ts"
 import { Shutdown } from "../src/Platform/Shutdown.ts"
-import { embeddedClient, serverClient } from "../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../src/Sql/Database.ts"
 import { newDomain, newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, within } from "./support/Http.ts"
 import { receiver } from "./support/Receiver.ts"
@@ -25,7 +25,7 @@ const service = (url: string | undefined) =>
     Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(Shutdown.layer),
     Layer.provideMerge(
-      coreLayer(url === undefined ? embeddedClient(dataDir) : serverClient(Redacted.make(url), { maxConnections: 5, applicationName: "links-webhook-restart" }))
+      coreLayer(url === undefined ? embeddedClientLayer(dataDir) : serverClientLayer(Redacted.make(url), { maxConnections: 5, applicationName: "links-webhook-restart" }))
     ),
     Layer.provideMerge(
       AppConfig.layerFromMap({

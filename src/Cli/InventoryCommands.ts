@@ -2,14 +2,14 @@ import { Effect, Layer, Match, Option } from "effect"
 import { AdminError } from "../Accounts/AdminError.ts"
 import { Inventory, type Listing } from "../Operations/Inventory.ts"
 import { type InventoryCommand, PAGE_SIZE } from "./Command.ts"
-import { commandDatabase } from "./CommandDatabase.ts"
+import { CommandDatabaseLive } from "./CommandDatabase.ts"
 import { fieldsOf, type Outcome } from "./Outcome.ts"
 import { record, table } from "./Table.ts"
 
-const inventoryLayer = Inventory.Default.pipe(Layer.provideMerge(commandDatabase))
+const InventoryLive = Inventory.Default.pipe(Layer.provideMerge(CommandDatabaseLive))
 
 const withInventory = <A, E>(f: (inventory: Inventory) => Effect.Effect<A, E, never>) =>
-  Effect.provide(Effect.flatMap(Inventory, f), inventoryLayer)
+  Effect.provide(Effect.flatMap(Inventory, f), InventoryLive)
 
 const pageOf = (page: number) => ({ limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE })
 

@@ -48,7 +48,7 @@ const write = (stream: NodeJS.WriteStream, text: string) =>
   })
 
 /** Logs are for operators: warnings and worse, on stderr, so that stdout holds only the answer. */
-const quietLogger = Layer.merge(
+const QuietLoggerLive = Layer.merge(
   Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
   Logger.minimumLogLevel(LogLevel.Warning)
 )
@@ -89,7 +89,7 @@ const main = (argv: ReadonlyArray<string>) => {
       }
     }),
     Effect.catchAllDefect((defect) => Effect.as(fail(`internal error: ${Cause.pretty(Cause.die(defect))}`), EXIT_REFUSED)),
-    Effect.provide(quietLogger)
+    Effect.provide(QuietLoggerLive)
   )
 }
 

@@ -15,7 +15,7 @@ import { TokenSecret, TokenStore } from "../Auth/TokenStore.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { AdminDatabaseLive } from "../Sql/Database.ts"
 import { migrate } from "../Sql/Migrator.ts"
-import { commandDatabase as database } from "./CommandDatabase.ts"
+import { CommandDatabaseLive as database } from "./CommandDatabase.ts"
 import type { Command, InventoryCommand } from "./Command.ts"
 import { fieldsOf, type Outcome } from "./Outcome.ts"
 import { readPassword } from "./PasswordInput.ts"
@@ -35,21 +35,21 @@ import { UrlChecker } from "../Links/UrlChecker.ts"
 import { UtmTemplateRepo } from "../Tags/UtmTemplateRepo.ts"
 
 const passwords = Passwords.layer
-const accountsLayer = Accounts.Default.pipe(
+const AccountsLive = Accounts.Default.pipe(
   Layer.provide(Layer.mergeAll(AccountRepo.Default, UserRepo.Default, DomainRepo.Default, passwords)),
   Layer.provideMerge(database)
 )
-const sessionsLayer = Sessions.DefaultWithoutDependencies.pipe(
+const SessionsLive = Sessions.DefaultWithoutDependencies.pipe(
   Layer.provide(Layer.mergeAll(UserRepo.Default, TokenStore.Default.pipe(Layer.provide(TokenSecret.Default)), LoginThrottle.Default, passwords)),
   Layer.provideMerge(database)
 )
-const groupsLayer = Groups.Default.pipe(Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)), Layer.provideMerge(database))
-const tagsLayer = Tags.Default.pipe(Layer.provideMerge(database))
-const importerLayer = Importer.Default.pipe(Layer.provideMerge(database))
+const GroupsLive = Groups.Default.pipe(Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)), Layer.provideMerge(database))
+const TagsLive = Tags.Default.pipe(Layer.provideMerge(database))
+const ImporterLive = Importer.Default.pipe(Layer.provideMerge(database))
 
-const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Accounts, f), accountsLayer)
+const withAccounts = <A, E>(f: (accounts: Accounts) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Accounts, f), AccountsLive)
 
-const exportLayer = ExportCsv.Default.pipe(Layer.provideMerge(database))
+const ExportLive = ExportCsv.Default.pipe(Layer.provideMerge(database))
 
 /**
  * An export of a domain that exists, deleted or not, written to `output` or standard output; a
@@ -62,20 +62,20 @@ const exported = (domainId: number, output: string | undefined, file: (files: Ex
     return yield* writeCsv(output, yield* file(files))
   }).pipe(
     Effect.mapError((error) => (isCodedFailure(error) ? new AdminError({ message: `${error.code} ${error.message}` }) : error)),
-    Effect.provide(exportLayer)
+    Effect.provide(ExportLive)
   )
 
 /** The hashing queue is full: said as the API's error is, code first. */
 const busy = (failure: LoginsBusy) => new AdminError({ message: `${failure.code} ${failure.message}` })
 
-const settingsLayer = SettingsStore.Default.pipe(Layer.provide(Layer.mergeAll(UtmTemplateRepo.Default, passwords, UrlChecker.layer)), Layer.provideMerge(database))
+const SettingsLive = SettingsStore.Default.pipe(Layer.provide(Layer.mergeAll(UtmTemplateRepo.Default, passwords, UrlChecker.layer)), Layer.provideMerge(database))
 
 /** A link's settings by the store, as `--json` and a record; a missing link, a refused body or a full hashing queue in one line. */
 const withSettings = (
   linkId: number,
   f: (store: SettingsStore) => Effect.Effect<Settings, LinkNotFound | InvalidInput | LoginsBusy | SqlError | ParseResult.ParseError>
 ) =>
-  Effect.provide(Effect.flatMap(SettingsStore, f), settingsLayer).pipe(
+  Effect.provide(Effect.flatMap(SettingsStore, f), SettingsLive).pipe(
     Effect.catchTags({
       LinkNotFound: () => new AdminError({ message: `there is no link ${linkId}` }),
       InvalidInput: (refused) => new AdminError({ message: refused.problems.map((item) => `${item.code} ${item.message}`).join("; ") }),
@@ -92,12 +92,12 @@ const quota = (linkQuota: number | null) => (linkQuota === null ? "unlimited lin
 /** A Sessions operation of the operator's, an unknown e-mail or a refused password said in one line. */
 const withSessions = <A, E>(f: (sessions: Sessions) => Effect.Effect<A, E, never>) =>
   Effect.catchIf(
-    Effect.provide(Effect.flatMap(Sessions, f), sessionsLayer),
+    Effect.provide(Effect.flatMap(Sessions, f), SessionsLive),
     (failure) => failure instanceof UnknownUser || failure instanceof WeakPassword || failure instanceof SecretFromEnvironment,
     (failure) => new AdminError({ message: failure.message })
   )
 
-const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Groups, f), groupsLayer)
+const withGroups = <A, E>(f: (groups: Groups) => Effect.Effect<A, E, never>) => Effect.provide(Effect.flatMap(Groups, f), GroupsLive)
 
 /** A group as `--json` shows it: the fields of the API's group object. */
 const groupJson = (group: Group) => ({
@@ -135,7 +135,7 @@ export const serviceCommand = (command: ServiceCommand) =>
 
     Import: ({ json, ...options }) => {
       const reporter = importReporter(json, process.stdout, process.stderr)
-      return Effect.provide(Effect.flatMap(Importer, (importer) => importer.run(options, reporter.onEvent)), importerLayer).pipe(
+      return Effect.provide(Effect.flatMap(Importer, (importer) => importer.run(options, reporter.onEvent)), ImporterLive).pipe(
         Effect.ensuring(reporter.done),
         Effect.map(importOutcome)
       )
@@ -242,7 +242,7 @@ export const serviceCommand = (command: ServiceCommand) =>
       ),
 
     UtmTemplateCreate: ({ domainId, fields, name }) =>
-      Effect.provide(Effect.flatMap(Tags, (tags) => tags.createUtmTemplate(domainId, name, fields)), tagsLayer).pipe(
+      Effect.provide(Effect.flatMap(Tags, (tags) => tags.createUtmTemplate(domainId, name, fields)), TagsLive).pipe(
         Effect.catchTag("UtmTemplateDomainNotFound", () => new AdminError({ message: `there is no domain ${domainId}` })),
         Effect.map(
           (template): Outcome => ({

@@ -8,16 +8,16 @@ import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import type { Webhook, WebhookDelivery } from "../Webhooks/Webhook.ts"
 import { Webhooks } from "../Webhooks/Webhooks.ts"
 import { type Command, PAGE_SIZE } from "./Command.ts"
-import { commandDatabase } from "./CommandDatabase.ts"
+import { CommandDatabaseLive } from "./CommandDatabase.ts"
 import type { Outcome } from "./Outcome.ts"
 import { table } from "./Table.ts"
 
 type Of<Tag extends Command["_tag"]> = Extract<Command, { readonly _tag: Tag }>
 
-const webhooksLayer = Webhooks.Default.pipe(
+const WebhooksLive = Webhooks.Default.pipe(
   Layer.provide(Layer.mergeAll(DomainAccess.Default, TokenSecret.Default)),
   Layer.provide(Layer.merge(DomainRepo.Default, ChangeFeed.Default)),
-  Layer.provideMerge(commandDatabase)
+  Layer.provideMerge(CommandDatabaseLive)
 )
 
 /** A refusal said as the API says it, code first. */
@@ -30,7 +30,7 @@ const refused = (failure: CodedFailure | InvalidInput) =>
   })
 
 const withWebhooks = <A, E extends CodedFailure | InvalidInput>(f: (webhooks: Webhooks) => Effect.Effect<A, E, never>) =>
-  Effect.provide(Effect.flatMap(Webhooks, f), webhooksLayer).pipe(
+  Effect.provide(Effect.flatMap(Webhooks, f), WebhooksLive).pipe(
     Effect.catchIf(
       (failure): failure is E => failure instanceof InvalidInput || isCodedFailure(failure),
       (failure) => Effect.fail(refused(failure))

@@ -59,7 +59,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
     readonly flush: Effect.Effect<void>
   }
 >() {
-  static readonly layer = (options: ClickLogOptions = clickLogDefaults) =>
+  static readonly layerWith = (options: ClickLogOptions) =>
     Layer.scoped(
       ClickLog,
       Effect.gen(function* () {
@@ -160,4 +160,6 @@ export class ClickLog extends Context.Tag("ClickLog")<
         }
       })
     )
+  /** With the options the service runs with. */
+  static readonly layer = this.layerWith(clickLogDefaults)
 }

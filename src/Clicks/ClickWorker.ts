@@ -7,7 +7,7 @@ import { setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
 import { JsonLoggerLive } from "../Platform/JsonLogger.ts"
 import { watchLoopDelay } from "../Platform/LoopDelay.ts"
-import { threadClient } from "../Sql/Database.ts"
+import { threadClientLayer } from "../Sql/Database.ts"
 import { ClickRepo } from "./ClickRepo.ts"
 import type { ClickWorkerSettings, FromWorker, ToWorker, WorkerReport } from "./ClickThread.ts"
 import { makeClickWriter } from "./ClickWriter.ts"
@@ -87,7 +87,7 @@ if (parentPort !== null) {
   const settings: ClickWorkerSettings = workerData
   const level = LEVELS.find((literal) => literal === settings.logLevel) ?? "Info"
   const services = Layer.mergeAll(ClickRepo.Default, GeoIp.layer).pipe(
-    Layer.provide(threadClient(settings.connection, "link-shortener clicks"))
+    Layer.provide(threadClientLayer(settings.connection, "link-shortener clicks"))
   )
   Effect.runFork(
     Effect.scoped(run(port, settings)).pipe(

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
-import { type Connection, poolClient, type SslOptions } from "../Sql/Database.ts"
+import { type Connection, poolClientLayer, type SslOptions } from "../Sql/Database.ts"
 
 const sslOf = (ssl: PgClient.PgClientConfig["ssl"]): boolean | SslOptions | undefined => {
   if (ssl === undefined || typeof ssl === "boolean") return ssl
@@ -49,6 +49,6 @@ export const CallerDatabaseLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     const config = yield* AppConfig
-    return poolClient(connectionOf(client.config), { max: config.dbPoolSize, applicationName: client.config.applicationName ?? "link-shortener" }, true)
+    return poolClientLayer(connectionOf(client.config), { max: config.dbPoolSize, applicationName: client.config.applicationName ?? "link-shortener" }, true)
   })
 )

@@ -57,7 +57,7 @@ export type EmbeddedServices =
  * Only the services the embedder asked for leave the layer: the service's own `SqlClient` (int8
  * as numbers) stays under it, so it never replaces the caller's.
  */
-const pickServices = Layer.effectContext(
+const PickedServicesLive = Layer.effectContext(
   Effect.map(
     Effect.context<EmbeddedServices>(),
     Context.pick(
@@ -88,7 +88,7 @@ const pickServices = Layer.effectContext(
 
 /** The click log with its writer thread, and the click notifications it drives. */
 const clickLogLayer = (options: ClickLogOptions) =>
-  ClickLog.layer(options).pipe(Layer.provide(ClickNotifier.Default.pipe(Layer.provide(Mailer.layer))))
+  ClickLog.layerWith(options).pipe(Layer.provide(ClickNotifier.Default.pipe(Layer.provide(Mailer.layer))))
 
 /**
  * The services over `database`, with the schema migrated, the scheduler sweeping, the click writer
@@ -96,7 +96,7 @@ const clickLogLayer = (options: ClickLogOptions) =>
  * events (database triggers), which this process then sends like every serving instance.
  */
 export const servicesLayerOver = <R>(database: Layer.Layer<Layer.Layer.Success<typeof CallerDatabaseLive>, SqlError, R>, clicks: ClickLogOptions = clickLogDefaults) =>
-  pickServices.pipe(Layer.provide(Layer.mergeAll(Callers.Default, clickLogLayer(clicks), Dispatcher.Default).pipe(Layer.provideMerge(coreLayer(database)))))
+  PickedServicesLive.pipe(Layer.provide(Layer.mergeAll(Callers.Default, clickLogLayer(clicks), Dispatcher.Default).pipe(Layer.provideMerge(coreLayer(database)))))
 
 /**
  * Every service of the link API over the database the caller's `PgClient` reaches (its schema

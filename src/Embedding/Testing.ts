@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { Sessions } from "../Auth/Sessions.ts"
 import { AppConfig } from "../Config.ts"
 import { clickLogDefaults, type ClickLogOptions } from "../Clicks/ClickLog.ts"
-import { embeddedClient } from "../Sql/Database.ts"
+import { embeddedClientLayer } from "../Sql/Database.ts"
 import { Callers } from "./Callers.ts"
 import { servicesLayerOver } from "./Layers.ts"
 
@@ -37,7 +37,7 @@ export const testConfigLayer = (values: Record<string, string> = {}) =>
  * `@effect/vitest`'s `TestClock` tokens expire and the scheduler sweeps when the test moves it.
  */
 export const testServicesLayer = (values: Record<string, string> = {}, clicks: ClickLogOptions = clickLogDefaults) =>
-  servicesLayerOver(embeddedClient("memory://"), clicks).pipe(Layer.provide(testConfigLayer(values)))
+  servicesLayerOver(embeddedClientLayer("memory://"), clicks).pipe(Layer.provide(testConfigLayer(values)))
 
 /** The caller an e-mail and password sign in as, through an access token (E2). */
 export const callerOf = (email: string, password: string) =>

@@ -110,7 +110,7 @@ export interface RedirectHandlerService {
  * one indexed query on a miss, and the click handed to `ClickLog` without waiting for anything.
  */
 export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHandler, RedirectHandlerService>() {
-  static readonly layer = (options: RedirectCacheOptions = redirectCacheDefaults) =>
+  static readonly layerWith = (options: RedirectCacheOptions) =>
     Layer.scoped(
       RedirectHandler,
       Effect.gen(function* () {
@@ -253,4 +253,6 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
         return { handle }
       })
     )
+  /** With the caches the service runs with. */
+  static readonly layer = this.layerWith(redirectCacheDefaults)
 }

@@ -105,7 +105,7 @@ const clientLayers = (pool: pg.Pool, connection: Connection) =>
 const poolLayers = (pool: pg.Pool, connection: Connection, shared: boolean, notificationListeners = new Set<NotificationListener>()) =>
   Layer.merge(clientLayers(pool, connection), Layer.succeed(DatabasePool, { pool, shared, connection, notificationListeners }))
 
-export const poolClient = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
+export const poolClientLayer = (connection: Connection, options: { readonly max: number; readonly applicationName: string }, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       // Every connection listens before its first use, so that a change made through it is
@@ -136,15 +136,15 @@ const serverConnection = (url: Redacted.Redacted<string>): Connection => ({
 })
 
 /** A `PgClient` on a PostgreSQL server. */
-export const serverClient = (url: Redacted.Redacted<string>, options: PoolOptions) =>
-  poolClient(serverConnection(url), { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" }, true)
+export const serverClientLayer = (url: Redacted.Redacted<string>, options: PoolOptions) =>
+  poolClientLayer(serverConnection(url), { max: options.maxConnections, applicationName: options.applicationName ?? "link-shortener" }, true)
 
 /**
  * The admin CLI's one connection, without a check query or `LISTEN`: a command ends before a cache of
  * its own could miss a change, and the caches of running instances hear its changes through their own
  * connections. Opened here, so that a database that cannot be reached is said as the server says it.
  */
-const commandClient = (connection: Connection, shared: boolean) =>
+const commandClientLayer = (connection: Connection, shared: boolean) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const pool = yield* scopedPool(connection, 1, "link-shortener-cli")
@@ -227,7 +227,7 @@ const lockEmbedded = (dataDir: string) => {
  * PGlite runs one statement at a time, so the pool holds one connection: transactions cannot
  * interleave.
  */
-export const embeddedClient = (dataDir: string) =>
+export const embeddedClientLayer = (dataDir: string) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const inMemory = dataDir === "memory://"
@@ -244,7 +244,7 @@ export const embeddedClient = (dataDir: string) =>
       let heard = (_: pg.Notification): void => undefined
       yield* embeddedThread(dbPath, join(socketDir, ".s.PGSQL.5432"), (message) => heard(message))
       if (!inMemory) yield* announceSocket(dataDir, socketDir)
-      return poolClient(embeddedConnection(socketDir), { max: 1, applicationName: "link-shortener" }, false).pipe(
+      return poolClientLayer(embeddedConnection(socketDir), { max: 1, applicationName: "link-shortener" }, false).pipe(
         Layer.tap((context) =>
           Effect.sync(() => {
             const { notificationListeners } = Context.get(context, DatabasePool)
@@ -274,12 +274,12 @@ const embeddedConnection = (socketDir: string): Connection => ({
 export const AdminDatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => commandClient(serverConnection(url), true),
+      onSome: (url) => commandClientLayer(serverConnection(url), true),
       onNone: () => {
         const served = lockHolder(resolve(config.dataDir, "pglite.lock")) === undefined ? undefined : announcedSocket(config.dataDir)
         return served === undefined
-          ? embeddedClient(config.dataDir)
-          : commandClient(embeddedConnection(served), false)
+          ? embeddedClientLayer(config.dataDir)
+          : commandClientLayer(embeddedConnection(served), false)
       }
     })
   )
@@ -289,7 +289,7 @@ export const AdminDatabaseLive = Layer.unwrapEffect(
  * A `PgClient` of another thread over `connection`, without the change feed: it neither listens nor
  * checks the database at start (a thread started while the database is down must come up).
  */
-export const threadClient = (connection: Connection, applicationName: string) =>
+export const threadClientLayer = (connection: Connection, applicationName: string) =>
   Layer.unwrapScoped(
     Effect.map(scopedPool(connection, connection.threadConnections, applicationName), (pool) => clientLayers(pool, connection))
   )
@@ -298,8 +298,8 @@ export const threadClient = (connection: Connection, applicationName: string) =>
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onNone: () => embeddedClient(config.dataDir),
-      onSome: (url) => serverClient(url, { maxConnections: config.dbPoolSize })
+      onNone: () => embeddedClientLayer(config.dataDir),
+      onSome: (url) => serverClientLayer(url, { maxConnections: config.dbPoolSize })
     })
   )
 )

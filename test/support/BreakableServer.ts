@@ -9,7 +9,7 @@ import { openTcpProxy } from "../../bench/support/TcpProxy.ts"
 import { coreLayer, httpLayer } from "../../src/App.ts"
 import { Shutdown } from "../../src/Platform/Shutdown.ts"
 import { AppConfig } from "../../src/Config.ts"
-import { serverClient } from "../../src/Sql/Database.ts"
+import { serverClientLayer } from "../../src/Sql/Database.ts"
 import { scopedServerDatabase, testServerUrl } from "./TestDatabase.ts"
 import { BaseUrl } from "./TestServer.ts"
 
@@ -88,7 +88,7 @@ export const BreakableServer = (env: Record<string, string> = {}, logLevel: LogL
   const link = linkLayer
   const database = Layer.unwrapEffect(
     Effect.map(DatabaseLink, (link) =>
-      serverClient(Redacted.make(link.url), { maxConnections: testServerUrl === undefined ? 1 : 4 })
+      serverClientLayer(Redacted.make(link.url), { maxConnections: testServerUrl === undefined ? 1 : 4 })
     )
   ).pipe(Layer.provide(link))
   return baseUrlLayer.pipe(

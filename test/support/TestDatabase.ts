@@ -1,7 +1,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { embeddedClient, serverClient } from "../../src/Sql/Database.ts"
+import { embeddedClientLayer, serverClientLayer } from "../../src/Sql/Database.ts"
 
 /** The PostgreSQL server tests run on, when one is configured; otherwise they use embedded PGlite. */
 export const testServerUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
@@ -37,11 +37,11 @@ export const scopedServerDatabase = (serverUrl: string, prefix: string) =>
 
 /** A fresh database created for the test file and dropped after it, on the server or embedded. */
 export const makeTestDatabase = () => {
-  if (testServerUrl === undefined) return embeddedClient("memory://")
+  if (testServerUrl === undefined) return embeddedClientLayer("memory://")
   const serverUrl = testServerUrl
   return Layer.unwrapScoped(
     Effect.map(scopedServerDatabase(serverUrl, "links_test"), ({ url }) =>
-      serverClient(Redacted.make(url), { maxConnections: 5, applicationName: "links-test" })
+      serverClientLayer(Redacted.make(url), { maxConnections: 5, applicationName: "links-test" })
     )
   )
 }
