@@ -189,19 +189,22 @@ const needsPlace = (when: Conditions) => when.country !== undefined || when.regi
 /** Whether any rule of the settings reads the visitor's place (the GeoIP lookup must be loaded first). */
 export const settingsNeedGeo = (settings: StoredSettings) => (settings.rules ?? []).some((rule) => needsPlace(rule.when))
 
-// One-shot hashing (Node 20.12 and later) costs a third of an Hmac object's setup per visit.
-const sha256Hex: (text: string) => string =
+// One-shot hashing (Node 20.12 and later) costs a third of an Hmac object's setup per visit; the
+// digest as "binary" (latin1: one character a byte) costs a fifth less than as hex.
+const sha256Bytes: (text: string) => string =
   typeof crypto.hash === "function"
-    ? (text) => crypto.hash("sha256", text, "hex")
-    : (text) => crypto.createHash("sha256").update(text).digest("hex")
+    ? (text) => crypto.hash("sha256", text, "binary")
+    : (text) => crypto.createHash("sha256").update(text).digest("binary")
 
 /**
  * The bucket 0-99 of a visitor of a link: SHA-256 of the secret key, then link, address and user
- * agent (a keyed hash: without the key, nobody can tell or choose a visitor's bucket), the same every
- * visit and on every instance with the same key.
+ * agent (a keyed hash: without the key, nobody can tell or choose a visitor's bucket), its first 32
+ * bits (big-endian) modulo 100; the same every visit and on every instance with the same key.
  */
-export const splitBucket = (key: string, linkId: number, visit: Visit): number =>
-  parseInt(sha256Hex(`${key}\n${linkId}\n${visit.ip}\n${visit.headers["user-agent"] ?? ""}`).slice(0, 8), 16) % 100
+export const splitBucket = (key: string, linkId: number, visit: Visit): number => {
+  const digest = sha256Bytes(`${key}\n${linkId}\n${visit.ip}\n${visit.headers["user-agent"] ?? ""}`)
+  return (digest.charCodeAt(0) * 0x1000000 + ((digest.charCodeAt(1) << 16) | (digest.charCodeAt(2) << 8) | digest.charCodeAt(3))) % 100
+}
 
 type Destination = (visit: Visit) => Target
 
