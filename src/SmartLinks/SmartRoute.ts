@@ -97,7 +97,7 @@ class Facts {
   private place: GeoLocation | undefined
   private params: URLSearchParams | undefined
   private language: string | undefined
-  readonly now = Date.now() / 1000
+  private seconds: number | undefined
   constructor(
     readonly visit: Visit,
     private readonly geo: GeoLookup | undefined
@@ -115,6 +115,11 @@ class Facts {
     this.params ??= new URLSearchParams(this.visit.query)
     return this.params
   }
+  /** Unix seconds, read when a rule on time first asks. */
+  get now(): number {
+    this.seconds ??= Date.now() / 1000
+    return this.seconds
+  }
   get preferredLanguage(): string {
     this.language ??= languageOf((this.visit.headers["accept-language"] ?? "").slice(0, MAX_ACCEPT_LANGUAGE))
     return this.language
@@ -122,6 +127,12 @@ class Facts {
 }
 
 type Test = (facts: Facts) => boolean
+
+/** Whether every test passes: a loop, not `every` with a closure made per rule and visit. */
+const passes = (tests: ReadonlyArray<Test>, facts: Facts) => {
+  for (const test of tests) if (!test(facts)) return false
+  return true
+}
 
 const among = (values: ReadonlyArray<string>, read: (facts: Facts) => string | null): Test => {
   const accepted = new Set(values.map((value) => value.toLowerCase()))
@@ -253,7 +264,7 @@ export const compileRoute = (
     choose: (visit) => {
       const facts = new Facts(visit, options.geo)
       for (const rule of compiled) {
-        if (rule.tests.every((test) => test(facts))) return rule.destination(visit)
+        if (passes(rule.tests, facts)) return rule.destination(visit)
       }
       return fallback?.(visit)
     }
