@@ -262,6 +262,26 @@ describe("click leases", () => {
       })
     )
 
+    it.effect("a visit the lease holds a slot for is answered at once, without a promise; one past the lease waits for the round trip", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000 }))
+        const first = limits.visit(id, 20)
+        expect(first).toBeInstanceOf(Promise)
+        expect(yield* Effect.promise(() => Promise.resolve(first))).toBe("allowed")
+        // 19 left: an eighth is 2, less than a block: nothing was lent, every visit waits.
+        expect(yield* rowOf(id)).toEqual({ used: 1, leased: 0, leases: [] })
+        expect(limits.visit(id, 20)).toBeInstanceOf(Promise)
+        const far = yield* freshLink
+        expect(yield* Effect.promise(() => Promise.resolve(limits.visit(far, 1_000_000)))).toBe("allowed")
+        const leased = (yield* rowOf(far)).leased
+        expect(leased).toBe(64)
+        const turns = Array.from({ length: leased }, () => limits.visit(far, 1_000_000))
+        expect(turns.every((turn) => turn === "allowed")).toBe(true)
+        expect(limits.visit(far, 1_000_000)).toBeInstanceOf(Promise)
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("near its limit (an eighth of the room no lease holds less than a block) an idle link's lease goes back whole", () =>
       Effect.gen(function* () {
         const id = yield* freshLink

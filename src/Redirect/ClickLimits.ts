@@ -12,6 +12,8 @@ export type { Turn } from "./LeasedCounter.ts"
 export interface ClickLimitsService {
   /** Takes one of the link's `max` visits, shared exactly by every instance; rejects when the counter cannot answer. */
   readonly take: (linkId: number, max: number) => Promise<Turn>
+  /** `take`, answered at once (no promise, no microtask) when this instance's lease holds a slot. */
+  readonly visit: (linkId: number, max: number) => "allowed" | Promise<Turn>
   /** Archives the link (its limit was reached or it expired); the change feed tells every instance. */
   readonly archive: (linkId: number) => Promise<void>
 }
@@ -148,7 +150,7 @@ export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLi
         const archive = archiveIn(pool)
         const counter = leasedCounter(databaseCount(pool, randomUUID(), times), true, (id) => void archive(id).catch(() => undefined), times)
         yield* Effect.addFinalizer(() => Effect.promise(counter.stop))
-        return { take: counter.take, archive }
+        return { take: counter.take, visit: counter.visit, archive }
       })
     )
 
@@ -178,7 +180,8 @@ export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLi
         const database = yield* Effect.promise(() => pool.query<{ name: string }>("SELECT current_database() AS name"))
         const prefix = `links:visits:${database.rows[0]!.name}:`
         const archive = archiveIn(pool)
-        return { take: leasedCounter(redisCount(redis, prefix), false, (id) => void archive(id).catch(() => undefined), LEASE_TIMES).take, archive }
+        const counter = leasedCounter(redisCount(redis, prefix), false, (id) => void archive(id).catch(() => undefined), LEASE_TIMES)
+        return { take: counter.take, visit: counter.visit, archive }
       })
     )
 

@@ -273,7 +273,8 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
   const sweeper = leasing ? setInterval(sweep, Math.max(10, times.idleMs / 4)) : undefined
   sweeper?.unref()
 
-  const take = (linkId: number, max: number) => {
+  /** The visit's turn: at once when this instance's lease answers it, else once a round trip counted it. */
+  const visit = (linkId: number, max: number): "allowed" | Promise<Turn> => {
     if (leasing) {
       const now = performance.now()
       let lease = leases.get(linkId)
@@ -293,11 +294,16 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
           due.add(linkId)
           kick()
         }
-        return Promise.resolve<Turn>("allowed")
+        return "allowed"
       }
     }
     recordClickLimitWait()
     return new Promise<Turn>((resolve, reject) => enqueue(linkId, max, { resolve, reject }))
+  }
+
+  const take = (linkId: number, max: number): Promise<Turn> => {
+    const turn = visit(linkId, max)
+    return typeof turn === "string" ? Promise.resolve(turn) : turn
   }
 
   /** Gives every lease back (after the round trip under way); later visits are counted one by one. */
@@ -310,5 +316,5 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       kick()
     })
 
-  return { take, stop }
+  return { take, visit, stop }
 }

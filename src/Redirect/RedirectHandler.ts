@@ -157,7 +157,9 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             if (passage === "expired") return expired(res, domain, gates)
             if (passage === "answered") return
             if (gates.maxClicks !== null && access.counts(req, gates)) {
-              access.take(link.id, gates.maxClicks).then(
+              const taken = access.take(link.id, gates.maxClicks)
+              if (taken === true) return admit(req, res, domain, link, destination, qr, destinationId, ip)
+              taken.then(
                 (allowed) => (allowed ? admit(req, res, domain, link, destination, qr, destinationId, ip) : expired(res, domain, gates)),
                 () => unavailable(res)
               )

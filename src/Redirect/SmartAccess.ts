@@ -1,11 +1,11 @@
 import { Effect } from "effect"
-import { isbot } from "isbot"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Passwords } from "../Auth/Passwords.ts"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { AppConfig } from "../Config.ts"
 import { clientNetwork } from "../Platform/ClientIp.ts"
 import { recordRedirect } from "../Platform/Metrics.ts"
+import { botAgentTest } from "./BotAgent.ts"
 import { ClickLimits, type ClickLimitsService } from "./ClickLimits.ts"
 import { readForm } from "./FormBody.ts"
 import { passwordPage, previewPage, sendPage } from "./HtmlPages.ts"
@@ -51,7 +51,7 @@ export type Passage = "open" | "answered" | "expired"
 const WRONG = "That password is not right. Try again."
 const BUSY_SECONDS = 1
 
-const isBotAgent = (req: IncomingMessage) => isbot(req.headers["user-agent"] ?? "")
+const isBotAgent = botAgentTest(10_000)
 
 /**
  * The visitor side of password links, click limits, expiry and previews, for links that have gates.
@@ -91,7 +91,7 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
         pageFor(res, 200, passwordPage(undefined), head)
         return "answered"
       }
-      if (gates.preview !== null && isBotAgent(req)) {
+      if (gates.preview !== null && isBotAgent(req.headers["user-agent"])) {
         pageFor(res, 200, previewPage(gates.preview, gates.shortUrl, destination()), head)
         return "answered"
       }
@@ -99,13 +99,19 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
     },
 
     /** Whether this request spends one of the link's `max_clicks`: human GETs only. */
-    counts: (req: IncomingMessage, gates: LinkGates) => gates.maxClicks !== null && req.method === "GET" && !isBotAgent(req),
+    counts: (req: IncomingMessage, gates: LinkGates) => gates.maxClicks !== null && req.method === "GET" && !isBotAgent(req.headers["user-agent"]),
 
-    /** Takes one visit of a limited link; archives the link with its last one. Rejects when the counter does not answer. */
-    take: async (linkId: number, maxClicks: number) => {
-      const turn = await deps.limits.take(linkId, maxClicks)
-      if (turn !== "allowed") archive(linkId)
-      return turn !== "exhausted"
+    /**
+     * Takes one visit of a limited link, `true` at once when this instance's lease answers it;
+     * archives the link with its last one. Rejects when the counter does not answer.
+     */
+    take: (linkId: number, maxClicks: number): true | Promise<boolean> => {
+      const turn = deps.limits.visit(linkId, maxClicks)
+      if (turn === "allowed") return true
+      return turn.then((counted) => {
+        if (counted !== "allowed") archive(linkId)
+        return counted !== "exhausted"
+      })
     },
 
     /** `POST /{alias}` of a password link: the form's answer. */

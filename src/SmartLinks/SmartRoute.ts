@@ -97,7 +97,7 @@ class Facts {
   private place: GeoLocation | undefined
   private params: URLSearchParams | undefined
   private language: string | undefined
-  readonly now = Date.now() / 1000
+  private seconds: number | undefined
   constructor(
     readonly visit: Visit,
     private readonly geo: GeoLookup | undefined
@@ -115,6 +115,11 @@ class Facts {
     this.params ??= new URLSearchParams(this.visit.query)
     return this.params
   }
+  /** Unix seconds, read when a rule on time first asks. */
+  get now(): number {
+    this.seconds ??= Date.now() / 1000
+    return this.seconds
+  }
   get preferredLanguage(): string {
     this.language ??= languageOf((this.visit.headers["accept-language"] ?? "").slice(0, MAX_ACCEPT_LANGUAGE))
     return this.language
@@ -122,6 +127,12 @@ class Facts {
 }
 
 type Test = (facts: Facts) => boolean
+
+/** Whether every test passes: a loop, not `every` with a closure made per rule and visit. */
+const passes = (tests: ReadonlyArray<Test>, facts: Facts) => {
+  for (const test of tests) if (!test(facts)) return false
+  return true
+}
 
 const among = (values: ReadonlyArray<string>, read: (facts: Facts) => string | null): Test => {
   const accepted = new Set(values.map((value) => value.toLowerCase()))
@@ -189,19 +200,22 @@ const needsPlace = (when: Conditions) => when.country !== undefined || when.regi
 /** Whether any rule of the settings reads the visitor's place (the GeoIP lookup must be loaded first). */
 export const settingsNeedGeo = (settings: StoredSettings) => (settings.rules ?? []).some((rule) => needsPlace(rule.when))
 
-// One-shot hashing (Node 20.12 and later) costs a third of an Hmac object's setup per visit.
-const sha256Hex: (text: string) => string =
+// One-shot hashing (Node 20.12 and later) costs a third of an Hmac object's setup per visit; the
+// digest as "binary" (latin1: one character a byte) costs a fifth less than as hex.
+const sha256Bytes: (text: string) => string =
   typeof crypto.hash === "function"
-    ? (text) => crypto.hash("sha256", text, "hex")
-    : (text) => crypto.createHash("sha256").update(text).digest("hex")
+    ? (text) => crypto.hash("sha256", text, "binary")
+    : (text) => crypto.createHash("sha256").update(text).digest("binary")
 
 /**
  * The bucket 0-99 of a visitor of a link: SHA-256 of the secret key, then link, address and user
- * agent (a keyed hash: without the key, nobody can tell or choose a visitor's bucket), the same every
- * visit and on every instance with the same key.
+ * agent (a keyed hash: without the key, nobody can tell or choose a visitor's bucket), its first 32
+ * bits (big-endian) modulo 100; the same every visit and on every instance with the same key.
  */
-export const splitBucket = (key: string, linkId: number, visit: Visit): number =>
-  parseInt(sha256Hex(`${key}\n${linkId}\n${visit.ip}\n${visit.headers["user-agent"] ?? ""}`).slice(0, 8), 16) % 100
+export const splitBucket = (key: string, linkId: number, visit: Visit): number => {
+  const digest = sha256Bytes(`${key}\n${linkId}\n${visit.ip}\n${visit.headers["user-agent"] ?? ""}`)
+  return (digest.charCodeAt(0) * 0x1000000 + ((digest.charCodeAt(1) << 16) | (digest.charCodeAt(2) << 8) | digest.charCodeAt(3))) % 100
+}
 
 type Destination = (visit: Visit) => Target
 
@@ -250,7 +264,7 @@ export const compileRoute = (
     choose: (visit) => {
       const facts = new Facts(visit, options.geo)
       for (const rule of compiled) {
-        if (rule.tests.every((test) => test(facts))) return rule.destination(visit)
+        if (passes(rule.tests, facts)) return rule.destination(visit)
       }
       return fallback?.(visit)
     }
