@@ -40,6 +40,16 @@ describe("routeLabeller", () => {
     expect(labelOf("GET", "/HEALTHZ")).toBe("unmatched")
   })
 
+  it("labels the pages served beside the API as themselves, for GET only and spelled exactly", () => {
+    const withPages = routeLabeller(HttpApi.make("test").add(Items), ["/docs", "/items/openapi.json"])
+    expect(withPages("GET", "/docs")).toBe("/docs")
+    expect(withPages("GET", "/items/openapi.json")).toBe("/items/openapi.json")
+    expect(withPages("GET", "/items")).toBe("/items")
+    expect(withPages("GET", "/docs/")).toBe("unmatched")
+    expect(withPages("POST", "/docs")).toBe("unmatched")
+    expect(labelOf("GET", "/docs")).toBe("unmatched")
+  })
+
   it("labels the service's fixed routes as themselves", () => {
     const labelApi = routeLabeller(Api)
     expect(labelApi("GET", "/healthz")).toBe("/healthz")

@@ -21,7 +21,6 @@ import { requestUserOf } from "./RequestUser.ts"
 import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { apiRouteLabeller } from "./ApiRoute.ts"
-import { V3_DOCS_PATH } from "./PagePaths.ts"
 import { redactedTarget } from "./RequestUrl.ts"
 import { tracingOn } from "./Tracing.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
@@ -183,9 +182,8 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           const served = isNotJson(limited) ? unparsableBody(limited) : limited
           const serve = (handed: HttpServerRequest.HttpServerRequest, version: 3 | 4) =>
             Effect.mapInputContext(app, (context: Context.Context<never>) => servingContext(context, handed, network, version))
-          // Version 3's docs page is served as it is: it describes version 3's document, it is no version 4 route.
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) && path !== V3_DOCS_PATH ? serveV3(serve, served) : serve(served, 4),
+            isV3Path(path) ? serveV3(serve, served) : serve(served, 4),
             Option.some(MAX_BODY_BYTES)
           )
         })

@@ -4,6 +4,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
 import { isPlainObject } from "../Links/InputValues.ts"
 import { withBody } from "../Platform/BodyLimit.ts"
+import { OPENAPI_PATH, V3_DOCS_PATH } from "../Platform/PagePaths.ts"
 import { openApiV3 } from "./V3OpenApi.ts"
 
 /**
@@ -14,7 +15,11 @@ import { openApiV3 } from "./V3OpenApi.ts"
 const V3 = "/api/v3"
 const V4 = "/api/v4"
 
-export const isV3Path = (path: string) => path === V3 || path.startsWith(`${V3}/`)
+/**
+ * A path the adapter serves: one under /api/v3 but version 3's docs page, which is served as it is
+ * (it describes version 3's document, it is no version 4 route).
+ */
+export const isV3Path = (path: string) => (path === V3 || path.startsWith(`${V3}/`)) && path !== V3_DOCS_PATH
 
 /** The routes whose answer differs beyond link and domain fields. */
 type Route = "create" | "update" | "oneLink" | "other"
@@ -138,7 +143,7 @@ export const serveV3 = (serve: Serve, request: HttpServerRequest.HttpServerReque
     const pathname = mark === -1 ? request.url : request.url.slice(0, mark)
     const search = mark === -1 ? "" : request.url.slice(mark)
     const path = `${V4}${pathname.slice(V3.length)}`
-    if (path === `${V4}/openapi.json`) {
+    if (path === OPENAPI_PATH) {
       const response = yield* serve(request.modify({ url: path }), 4)
       return mapJson(response, openApiV3)
     }
