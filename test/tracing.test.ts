@@ -265,7 +265,7 @@ describe("OpenTelemetry traces", () => {
   )
 
   it.scopedLive(
-    "a click e-mail is a client span `smtp send` of no request's trace; a webhook delivery is a span with its POST (host, port, status) and its record below it",
+    "a click e-mail is a client span `smtp send` below a `click_email` span of the link, in no request's trace; a webhook delivery is a span with its POST (host, port, status) and its record below it",
     () =>
       Effect.gen(function* () {
         const smtp = yield* Effect.acquireRelease(Effect.promise(startSmtp), (server) => Effect.sync(server.close))
@@ -275,13 +275,14 @@ describe("OpenTelemetry traces", () => {
           MAIL_FROM: "links@sho.rt",
           WEBHOOK_POLL_MILLIS: "100"
         })
-        yield* Effect.gen(function* () {
+        const linkId = yield* Effect.gen(function* () {
           const { token, domain, domainId } = yield* adminDomain("mail")
           const hook = yield* call("POST", `/api/v4/${domainId}/webhooks`, { token, body: { url: hooks.url, events: ["link.created"] } })
           expect(hook.status, hook.text).toBe(200)
           const link = yield* call("POST", `/api/v4/${domainId}/links`, { token, body: { url: site.url, alias: "mailed", notify_on_click: 1 } })
           expect(link.status, link.text).toBe(200)
           expect((yield* visit(domain, "/mailed")).status).toBe(301)
+          return numberAt(link.body, "objects", 0, "id")
         }).pipe(on(service))
         // The notifier sends what is due every 5 s.
         const took = yield* within(20_000, Effect.sync(() => smtp.received.length > 0 && hooks.received.length > 0))
@@ -295,9 +296,14 @@ describe("OpenTelemetry traces", () => {
           kind: CLIENT,
           attributes: { "server.address": "127.0.0.1", "server.port": smtp.port }
         })
-        // Sent by the notifier's loop, not by the request whose click it reports: the root of a trace of its own.
-        expect(mail!.parentSpanId).toBe("")
-        expect(spans.filter((span) => span.traceId === mail!.traceId)).toEqual([mail])
+        // Sent by the notifier's loop, not by the request whose click it reports: below the e-mail's own root span.
+        const email = spans.find((span) => span.spanId === mail!.parentSpanId)
+        expect(email, spans.map((span) => `${span.name} ${span.spanId} < ${span.parentSpanId}`).join(", ")).toMatchObject({
+          name: "click_email",
+          parentSpanId: "",
+          attributes: { "click_email.link_id": linkId, "click_email.clicks": 1 }
+        })
+        expect(spans.filter((span) => span.traceId === mail!.traceId).map((span) => span.name).sort()).toEqual(["click_email", "smtp send"])
 
         const delivery = spans.find((span) => span.name === "webhook_delivery")
         expect(delivery, spans.map((span) => span.name).join(", ")).toMatchObject({
