@@ -42,11 +42,14 @@ describe("routeLabeller", () => {
 
   it("labels the pages served beside the API as themselves, for GET only and spelled exactly", () => {
     const withPages = routeLabeller(HttpApi.make("test").add(Items), ["/docs", "/items/openapi.json"])
-    expect(withPages("GET", "/docs")).toBe("/docs")
-    expect(withPages("GET", "/items/openapi.json")).toBe("/items/openapi.json")
-    expect(withPages("GET", "/items")).toBe("/items")
-    expect(withPages("GET", "/docs/")).toBe("unmatched")
-    expect(withPages("POST", "/docs")).toBe("unmatched")
+    const expected = [
+      ["GET", "/docs", "/docs"],
+      ["GET", "/items/openapi.json", "/items/openapi.json"],
+      ["GET", "/items", "/items"],
+      ["GET", "/docs/", "unmatched"],
+      ["POST", "/docs", "unmatched"]
+    ] as const
+    for (const [method, path, label] of expected) expect(withPages(method, path), `${method} ${path}`).toBe(label)
     expect(labelOf("GET", "/docs")).toBe("unmatched")
   })
 
