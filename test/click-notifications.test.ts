@@ -175,6 +175,16 @@ const nothingPending = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE c
   Effect.orDie
 )
 
+/** Nothing left pending, an SMTP server (`silent`: one that never answers), a notifier sending through it and a domain's owner. */
+const mailing = (options: { readonly ssl: boolean; readonly silent?: boolean }) =>
+  Effect.gen(function* () {
+    yield* nothingPending
+    const smtp = yield* smtpServer({ silent: options.silent ?? false })
+    const notifier = yield* instance(smtp.url)
+    const o = yield* owner({ ssl: options.ssl })
+    return { smtp, notifier, o }
+  })
+
 /** Runs on a TestClock set to START, so that 10 minutes can pass at once. */
 const atTestTime = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   TestClock.setTime(START).pipe(Effect.zipRight(self), Effect.provide(TestContext.TestContext))
@@ -191,10 +201,7 @@ describe("click e-mails (notify_on_click)", () => {
     it.scoped("one e-mail for the first clicks, none within 10 minutes, then one with the clicks since", () =>
       atTestTime(
         Effect.gen(function* () {
-          yield* nothingPending
-          const smtp = yield* smtpServer()
-          const notifier = yield* instance(smtp.url)
-          const o = yield* owner({ ssl: true })
+          const { smtp, notifier, o } = yield* mailing({ ssl: true })
           const id = yield* newLink(o, "watched", true)
           const short = `https://${o.domain}/watched`
 
@@ -227,10 +234,7 @@ describe("click e-mails (notify_on_click)", () => {
     it.scoped("links without notify_on_click get nothing; a deleted link's pending clicks are dropped", () =>
       atTestTime(
         Effect.gen(function* () {
-          yield* nothingPending
-          const smtp = yield* smtpServer()
-          const notifier = yield* instance(smtp.url)
-          const o = yield* owner({ ssl: false })
+          const { smtp, notifier, o } = yield* mailing({ ssl: false })
           const quiet = yield* newLink(o, "quiet", false)
           const doomed = yield* newLink(o, "doomed", true)
 
@@ -300,10 +304,7 @@ describe("click e-mails (notify_on_click)", () => {
     it.scoped("while the SMTP server is down no click is lost: the count goes out once it is back", () =>
       atTestTime(
         Effect.gen(function* () {
-          yield* nothingPending
-          const smtp = yield* smtpServer()
-          const notifier = yield* instance(smtp.url)
-          const o = yield* owner({ ssl: false })
+          const { smtp, notifier, o } = yield* mailing({ ssl: false })
           const sent = yield* newLink(o, "sent", true)
           const fresh = yield* newLink(o, "fresh", true)
 
@@ -338,10 +339,7 @@ describe("click e-mails (notify_on_click)", () => {
     it.scoped("an SMTP server that never answers: interrupted or timed out after 10 s, the count stays pending", () =>
       atTestTime(
         Effect.gen(function* () {
-          yield* nothingPending
-          const smtp = yield* smtpServer({ silent: true })
-          const notifier = yield* instance(smtp.url)
-          const o = yield* owner({ ssl: false })
+          const { smtp, notifier, o } = yield* mailing({ ssl: false, silent: true })
           const id = yield* newLink(o, "stuck", true)
           yield* notifier.record([{ linkId: id, clicks: 2 }])
 

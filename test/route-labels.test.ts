@@ -40,6 +40,19 @@ describe("routeLabeller", () => {
     expect(labelOf("GET", "/HEALTHZ")).toBe("unmatched")
   })
 
+  it("labels the pages served beside the API as themselves, for GET only and spelled exactly", () => {
+    const withPages = routeLabeller(HttpApi.make("test").add(Items), ["/docs", "/items/openapi.json"])
+    const expected = [
+      ["GET", "/docs", "/docs"],
+      ["GET", "/items/openapi.json", "/items/openapi.json"],
+      ["GET", "/items", "/items"],
+      ["GET", "/docs/", "unmatched"],
+      ["POST", "/docs", "unmatched"]
+    ] as const
+    for (const [method, path, label] of expected) expect(withPages(method, path), `${method} ${path}`).toBe(label)
+    expect(labelOf("GET", "/docs")).toBe("unmatched")
+  })
+
   it("labels the service's fixed routes as themselves", () => {
     const labelApi = routeLabeller(Api)
     expect(labelApi("GET", "/healthz")).toBe("/healthz")

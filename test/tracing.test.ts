@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { statementSummary } from "../src/Platform/StatementSpans.ts"
+import { answering } from "./support/Fixtures.ts"
 import { call, numberAt, stringAt, within } from "./support/Http.ts"
 import { receiver as webhookReceiver } from "./support/Receiver.ts"
 import { visit } from "./support/Redirects.ts"
@@ -111,18 +112,6 @@ const silentCollector = Effect.acquireRelease(
     })
 )
 
-/** A site the 404 check reaches: it answers HEAD with 200. */
-const targetSite = Effect.acquireRelease(
-  Effect.async<{ readonly server: Server; readonly url: string }>((resume) => {
-    const server = createServer((_request, response) => response.writeHead(200).end())
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resume(Effect.succeed({ server, url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/page` }))
-    })
-  }),
-  ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
-)
-
 const ADMIN = { ADMIN_EMAIL: "traces@example.org", ADMIN_PASSWORD: "a long tracing password 7" }
 
 /** The service's own database: a fresh one on the test server, else embedded in the data directory. */
@@ -147,18 +136,36 @@ const startService = (env: Readonly<Record<string, string>>) =>
     return service
   })
 
+/**
+ * A receiver, a site for the 404 check, and the service exporting its spans to the receiver; nothing
+ * leaves before the stop, so what arrives was flushed by it.
+ */
+const exportingService = (env: Readonly<Record<string, string>>) =>
+  Effect.gen(function* () {
+    const receiver = yield* otlpReceiver()
+    const site = yield* answering(200)
+    const service = yield* startService({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "600000", ...env })
+    return { receiver, site, service }
+  })
+
 const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
 
-/** Logs in, creates a short domain and a link to `target` on it (with the 404 check), and follows the link once. */
-const traffic = (service: ServiceProcess, target: string) =>
+/** Logs in as the admin and creates a short domain: the token, the domain and its id. */
+const adminDomain = (prefix: string) =>
   Effect.gen(function* () {
     const login = yield* call("POST", "/api/v4/access_token", { body: { email: ADMIN.ADMIN_EMAIL, password: ADMIN.ADMIN_PASSWORD } })
     expect(login.status, login.text).toBe(200)
     const token = stringAt(login.body, "access_token")
-    const domain = `traces-${Date.now().toString(36)}.example`
+    const domain = `${prefix}-${Date.now().toString(36)}.example`
     const created = yield* call("POST", "/api/v4/domains", { token, body: { domain } })
     expect(created.status, created.text).toBe(200)
-    const domainId = numberAt(created.body, "objects", 0, "id")
+    return { token, domain, domainId: numberAt(created.body, "objects", 0, "id") }
+  })
+
+/** Logs in, creates a short domain and a link to `target` on it (with the 404 check), and follows the link once. */
+const traffic = (service: ServiceProcess, target: string) =>
+  Effect.gen(function* () {
+    const { token, domain, domainId } = yield* adminDomain("traces")
     // A client that also puts its token in the query: the trace must not keep it.
     const link = yield* call("POST", `/api/v4/${domainId}/links?access_token=${token}`, { token, body: { url: target, alias: "traced" } })
     expect(link.status, link.text).toBe(200)
@@ -202,14 +209,9 @@ describe("OpenTelemetry traces", () => {
     "a link creation is a server span named by route with its SQL, 404 check and hashing below it; a sampled redirect has its span; all sent when SIGTERM stops the service",
     () =>
       Effect.gen(function* () {
-        const receiver = yield* otlpReceiver()
-        const site = yield* targetSite
-        const service = yield* startService({
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        const { receiver, site, service } = yield* exportingService({
           OTEL_SERVICE_NAME: "links-under-test",
-          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test",
-          // Nothing leaves before the stop: what arrives was flushed by it.
-          OTEL_BSP_SCHEDULE_DELAY: "600000"
+          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test"
         })
         const { token } = yield* traffic(service, site.url)
         yield* Effect.sleep("300 millis")
@@ -263,31 +265,24 @@ describe("OpenTelemetry traces", () => {
   )
 
   it.scopedLive(
-    "a click e-mail is a client span `smtp send` of no request's trace; a webhook delivery is a span with its POST (host, port, status) and its record below it",
+    "a click e-mail is a client span `smtp send` below a `click_email` span of the link, in no request's trace; a webhook delivery is a span with its POST (host, port, status) and its record below it",
     () =>
       Effect.gen(function* () {
-        const receiver = yield* otlpReceiver()
-        const site = yield* targetSite
         const smtp = yield* Effect.acquireRelease(Effect.promise(startSmtp), (server) => Effect.sync(server.close))
         const hooks = yield* webhookReceiver()
-        const service = yield* startService({
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-          OTEL_BSP_SCHEDULE_DELAY: "600000",
+        const { receiver, site, service } = yield* exportingService({
           SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
           MAIL_FROM: "links@sho.rt",
           WEBHOOK_POLL_MILLIS: "100"
         })
-        yield* Effect.gen(function* () {
-          const login = yield* call("POST", "/api/v4/access_token", { body: { email: ADMIN.ADMIN_EMAIL, password: ADMIN.ADMIN_PASSWORD } })
-          const token = stringAt(login.body, "access_token")
-          const domain = `mail-${Date.now().toString(36)}.example`
-          const created = yield* call("POST", "/api/v4/domains", { token, body: { domain } })
-          const domainId = numberAt(created.body, "objects", 0, "id")
+        const linkId = yield* Effect.gen(function* () {
+          const { token, domain, domainId } = yield* adminDomain("mail")
           const hook = yield* call("POST", `/api/v4/${domainId}/webhooks`, { token, body: { url: hooks.url, events: ["link.created"] } })
           expect(hook.status, hook.text).toBe(200)
           const link = yield* call("POST", `/api/v4/${domainId}/links`, { token, body: { url: site.url, alias: "mailed", notify_on_click: 1 } })
           expect(link.status, link.text).toBe(200)
           expect((yield* visit(domain, "/mailed")).status).toBe(301)
+          return numberAt(link.body, "objects", 0, "id")
         }).pipe(on(service))
         // The notifier sends what is due every 5 s.
         const took = yield* within(20_000, Effect.sync(() => smtp.received.length > 0 && hooks.received.length > 0))
@@ -301,9 +296,14 @@ describe("OpenTelemetry traces", () => {
           kind: CLIENT,
           attributes: { "server.address": "127.0.0.1", "server.port": smtp.port }
         })
-        // Sent by the notifier's loop, not by the request whose click it reports: the root of a trace of its own.
-        expect(mail!.parentSpanId).toBe("")
-        expect(spans.filter((span) => span.traceId === mail!.traceId)).toEqual([mail])
+        // Sent by the notifier's loop, not by the request whose click it reports: below the e-mail's own root span.
+        const email = spans.find((span) => span.spanId === mail!.parentSpanId)
+        expect(email, spans.map((span) => `${span.name} ${span.spanId} < ${span.parentSpanId}`).join(", ")).toMatchObject({
+          name: "click_email",
+          parentSpanId: "",
+          attributes: { "click_email.link_id": linkId, "click_email.clicks": 1 }
+        })
+        expect(spans.filter((span) => span.traceId === mail!.traceId).map((span) => span.name).sort()).toEqual(["click_email", "smtp send"])
 
         const delivery = spans.find((span) => span.name === "webhook_delivery")
         expect(delivery, spans.map((span) => span.name).join(", ")).toMatchObject({
@@ -332,7 +332,7 @@ describe("OpenTelemetry traces", () => {
     () =>
       Effect.gen(function* () {
         const collector = yield* silentCollector
-        const site = yield* targetSite
+        const site = yield* answering(200)
         const service = yield* startService({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: "50" })
         const started = Date.now()
         yield* traffic(service, site.url)
@@ -361,7 +361,7 @@ describe("OpenTelemetry traces", () => {
       Effect.gen(function* () {
         // The exporter's default is http://localhost:4318: a receiver there catches any export.
         const receiver = yield* otlpReceiver(4318)
-        const site = yield* targetSite
+        const site = yield* answering(200)
         const service = yield* startService({ OTEL_SERVICE_NAME: "links-untraced", OTEL_TRACES_SAMPLER: "always_on", OTEL_BSP_SCHEDULE_DELAY: "50" })
         expect(service.stdout()).toContain("off (OTEL_EXPORTER_OTLP_ENDPOINT unset)")
         yield* traffic(service, site.url)

@@ -68,31 +68,38 @@ export class ClickNotifier extends Effect.Service<ClickNotifier>()("ClickNotifie
         )
       )
 
-    /** Only the SMTP exchange may be interrupted; a count not sent always goes back. */
+    /**
+     * Only the SMTP exchange may be interrupted; a count not sent always goes back. Each e-mail is a
+     * `click_email` span, the parent of its `smtp send` and of the count's put back: the notifier's
+     * loop serves no request, so it is the root of a trace of its own.
+     */
     const deliver = (row: Claim, now: number, started: Set<Claim>) =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
           started.add(row)
-          if (row.email === null || row.short_link === null) return false
-          const exit = yield* Effect.exit(
-            restore(
-              mailer.send({
-                to: row.email,
-                subject: `${row.short_link}: ${plural(row.clicks)}`,
-                text:
-                  `Your short link ${row.short_link} has ${plural(row.clicks)} since the last report.\n` +
-                  `It leads to ${row.url ?? ""}\n\n` +
-                  `You get at most one such e-mail per link every 10 minutes while notify_on_click is on.\n`
-              })
+          const { email, short_link } = row
+          if (email === null || short_link === null) return false
+          return yield* Effect.gen(function* () {
+            const exit = yield* Effect.exit(
+              restore(
+                mailer.send({
+                  to: email,
+                  subject: `${short_link}: ${plural(row.clicks)}`,
+                  text:
+                    `Your short link ${short_link} has ${plural(row.clicks)} since the last report.\n` +
+                    `It leads to ${row.url ?? ""}\n\n` +
+                    `You get at most one such e-mail per link every 10 minutes while notify_on_click is on.\n`
+                })
+              )
             )
-          )
-          if (Exit.isSuccess(exit)) return true
-          // The Mailer warns once when the SMTP server goes down and says when it is back.
-          yield* Effect.logDebug("click e-mail not sent; its clicks stay pending for the next attempt", exit.cause).pipe(
-            Effect.annotateLogs({ link_id: row.link_id, clicks: row.clicks })
-          )
-          yield* putBack(row, now)
-          return false
+            if (Exit.isSuccess(exit)) return true
+            // The Mailer warns once when the SMTP server goes down and says when it is back.
+            yield* Effect.logDebug("click e-mail not sent; its clicks stay pending for the next attempt", exit.cause).pipe(
+              Effect.annotateLogs({ link_id: row.link_id, clicks: row.clicks })
+            )
+            yield* putBack(row, now)
+            return false
+          }).pipe(Effect.withSpan("click_email", { attributes: { "click_email.link_id": row.link_id, "click_email.clicks": row.clicks } }))
         })
       )
 

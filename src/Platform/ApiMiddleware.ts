@@ -14,13 +14,13 @@ import { InvalidInput, isCodedFailure } from "./Failure.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import { databaseOutage } from "./Outage.ts"
 import { ClientNetwork, clientNetwork } from "./ClientIp.ts"
+import { ApiVersion } from "./ApiVersion.ts"
 import { recordHttpRequest, recordUnavailable, unavailableReasonOf } from "./Metrics.ts"
 import { apiAccessLine } from "./AccessLog.ts"
 import { requestUserOf } from "./RequestUser.ts"
 import { limitBody, MAX_BODY_BYTES, withBody } from "./BodyLimit.ts"
 import { fromDecodeError } from "./DecodeErrors.ts"
 import { apiRouteLabeller } from "./ApiRoute.ts"
-import { V3_DOCS_PATH } from "./PagePaths.ts"
 import { redactedTarget } from "./RequestUrl.ts"
 import { tracingOn } from "./Tracing.ts"
 import { isV3Path, serveV3 } from "../V3/V3Adapter.ts"
@@ -40,15 +40,17 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/
 const requestIdOf = (sent: string | undefined) => (sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID())
 
 /**
- * The context the API serves a request in: the request as handed on and its client network, added
- * in one copy of the services. Two `provideService` would copy them twice, and replacing the request
- * alone leaves the context's size unchanged, which makes Effect compare every service of the old and
- * the new context (FiberRefs' update) as it installs the context and again as it restores it.
+ * The context the API serves a request in: the request as handed on, its client network and the API
+ * version it came in through, added in one copy of the services. A `provideService` each would copy
+ * them as often, and replacing the request alone leaves the context's size unchanged, which makes
+ * Effect compare every service of the old and the new context (FiberRefs' update) as it installs the
+ * context and again as it restores it.
  */
-const servingContext = (context: Context.Context<never>, request: HttpServerRequest.HttpServerRequest, network: string) => {
+const servingContext = (context: Context.Context<never>, request: HttpServerRequest.HttpServerRequest, network: string, version: 3 | 4) => {
   const services = new Map(context.unsafeMap)
   services.set(HttpServerRequest.HttpServerRequest.key, request)
   services.set(ClientNetwork.key, network)
+  services.set(ApiVersion.key, version)
   return Context.unsafeMake<HttpServerRequest.HttpServerRequest>(services)
 }
 
@@ -178,11 +180,10 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
           const limited = yield* limitBody(request)
           if (isMultipart(limited)) return yield* ApiError.of(10153, "the request body must be JSON, not multipart/form-data")
           const served = isNotJson(limited) ? unparsableBody(limited) : limited
-          // Version 3's docs page is served as it is: it describes version 3's document, it is no version 4 route.
+          const serve = (handed: HttpServerRequest.HttpServerRequest, version: 3 | 4) =>
+            Effect.mapInputContext(app, (context: Context.Context<never>) => servingContext(context, handed, network, version))
           return yield* HttpIncomingMessage.withMaxBodySize(
-            isV3Path(path) && path !== V3_DOCS_PATH
-              ? Effect.provideService(serveV3(app, served), ClientNetwork, network)
-              : Effect.mapInputContext(app, (context: Context.Context<never>) => servingContext(context, served, network)),
+            isV3Path(path) ? serveV3(serve, served) : serve(served, 4),
             Option.some(MAX_BODY_BYTES)
           )
         })

@@ -9,9 +9,7 @@ import { routeLabeller } from "./RouteLabels.ts"
  * "unmatched" for anything else: the label of its metrics, its access line and its span's name.
  */
 export const apiRouteLabeller = () => {
-  const labelOf = routeLabeller(Api)
-  return (method: string, path: string): string => {
-    if (method === "GET" && PAGE_PATHS.has(path)) return path
-    return isV3Path(path) ? labelOf(method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3") : labelOf(method, path)
-  }
+  const labelOf = routeLabeller(Api, PAGE_PATHS)
+  return (method: string, path: string): string =>
+    isV3Path(path) ? labelOf(method, `/api/v4${path.slice(7)}`).replace("/api/v4", "/api/v3") : labelOf(method, path)
 }

@@ -1,9 +1,8 @@
-/** The pages served beside the HttpApi's endpoints (`App.ts`): the docs UIs and the OpenAPI documents. */
+/** The pages served beside the HttpApi's endpoints (`App.ts`): the docs UIs and the OpenAPI document. */
 export const DOCS_PATH = "/api/docs"
 export const V3_DOCS_PATH = "/api/v3/docs"
+/** Version 3's document is this one mapped by `V3/V3Adapter.ts`, at `/api/v3/openapi.json`. */
 export const OPENAPI_PATH = "/api/v4/openapi.json"
-/** Version 4's document mapped to version 3's by `V3/V3Adapter.ts`. */
-export const V3_OPENAPI_PATH = "/api/v3/openapi.json"
 
 /** Their paths, each its own route template (they take no parameters). */
-export const PAGE_PATHS: ReadonlySet<string> = new Set([DOCS_PATH, V3_DOCS_PATH, OPENAPI_PATH, V3_OPENAPI_PATH])
+export const PAGE_PATHS: ReadonlyArray<string> = [DOCS_PATH, V3_DOCS_PATH, OPENAPI_PATH]

@@ -12,9 +12,12 @@ interface Route {
  * metrics have one series per endpoint whatever ids or junk clients send; anything else is "unmatched".
  * The first route in the API's order whose pattern matches wins; a path spelled exactly as a template
  * without parameters (`/healthz`) is looked up by method and path, to the label that scan gives it.
+ * `pages` are served beside the API (GET only, no parameters): each is labelled as itself by the same
+ * lookup.
  */
 export const routeLabeller = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
-  api: HttpApi.HttpApi<Id, Groups, E, R>
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  pages: Iterable<string> = []
 ) => {
   const routes: Array<Route> = []
   HttpApi.reflect(api, {
@@ -40,5 +43,8 @@ export const routeLabeller = <Id extends string, Groups extends HttpApiGroup.Htt
     paths.set(route.label, scan(route.method, route.label))
     exact.set(route.method, paths)
   }
+  const gets = exact.get("GET") ?? new Map<string, string>()
+  for (const page of pages) gets.set(page, page)
+  exact.set("GET", gets)
   return (method: string, path: string): string => exact.get(method)?.get(path) ?? scan(method, path)
 }

@@ -1,11 +1,10 @@
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Clock, Effect, Option, Schema } from "effect"
 import { ApiError, type ErrorItem } from "../Platform/ApiError.ts"
 import { isPlainObject } from "../Links/InputValues.ts"
-import { ApiVersion } from "../Platform/ApiVersion.ts"
 import { withBody } from "../Platform/BodyLimit.ts"
+import { OPENAPI_PATH, V3_DOCS_PATH } from "../Platform/PagePaths.ts"
 import { openApiV3 } from "./V3OpenApi.ts"
 
 /**
@@ -16,7 +15,11 @@ import { openApiV3 } from "./V3OpenApi.ts"
 const V3 = "/api/v3"
 const V4 = "/api/v4"
 
-export const isV3Path = (path: string) => path === V3 || path.startsWith(`${V3}/`)
+/**
+ * A path the adapter serves: one under /api/v3 but version 3's docs page, which is served as it is
+ * (it describes version 3's document, it is no version 4 route).
+ */
+export const isV3Path = (path: string) => (path === V3 || path.startsWith(`${V3}/`)) && path !== V3_DOCS_PATH
 
 /** The routes whose answer differs beyond link and domain fields. */
 type Route = "create" | "update" | "oneLink" | "other"
@@ -126,16 +129,22 @@ const mapJson = (response: HttpServerResponse.HttpServerResponse, map: (body: un
   return HttpServerResponse.unsafeJson(map(JSON.parse(decoder.decode(response.body.body))), { status: response.status, headers })
 }
 
+/**
+ * The version 4 application, serving `request` as the API `version` (its page size) in the context
+ * the edge builds for a request.
+ */
+export type Serve = (request: HttpServerRequest.HttpServerRequest, version: 3 | 4) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+
 /** Serves a version 3 request (its path under /api/v3) with the version 4 application. */
-export const serveV3 = (app: HttpApp.Default, request: HttpServerRequest.HttpServerRequest) =>
+export const serveV3 = (serve: Serve, request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function* () {
     // The target as sent: a URL object would resolve "..", "." and "\\" that version 4 routes as they are.
     const mark = request.url.indexOf("?")
     const pathname = mark === -1 ? request.url : request.url.slice(0, mark)
     const search = mark === -1 ? "" : request.url.slice(mark)
     const path = `${V4}${pathname.slice(V3.length)}`
-    if (path === `${V4}/openapi.json`) {
-      const response = yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: path }))
+    if (path === OPENAPI_PATH) {
+      const response = yield* serve(request.modify({ url: path }), 4)
       return mapJson(response, openApiV3)
     }
     const route = routeOf(request.method, path)
@@ -152,9 +161,6 @@ export const serveV3 = (app: HttpApp.Default, request: HttpServerRequest.HttpSer
         adapted = withBody(adapted, request.method, Buffer.from(text))
       }
     }
-    const response = yield* app.pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, adapted),
-      Effect.provideService(ApiVersion, 3)
-    )
+    const response = yield* serve(adapted, 3)
     return mapJson(response, (body) => bodyV3(route, body))
   })

@@ -1,17 +1,13 @@
-import { HttpServer } from "@effect/platform"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Context, Effect, Layer, LogLevel, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { openTcpProxy } from "../../bench/support/TcpProxy.ts"
-import { coreLayer, httpLayer } from "../../src/App.ts"
-import { Shutdown } from "../../src/Platform/Shutdown.ts"
-import { AppConfig } from "../../src/Config.ts"
 import { serverClientLayer } from "../../src/Sql/Database.ts"
 import { scopedServerDatabase, testServerUrl } from "./TestDatabase.ts"
-import { BaseUrl } from "./TestServer.ts"
+import { TestServerOn } from "./TestServer.ts"
 
 /** The network path between the service and its database, which a test can cut and restore. */
 export class DatabaseLink extends Context.Tag("test/DatabaseLink")<
@@ -73,38 +69,15 @@ const linkLayer = Layer.scoped(
   })
 )
 
-const baseUrlLayer = Layer.effect(
-  BaseUrl,
-  Effect.map(HttpServer.HttpServer, (server) =>
-    server.address._tag === "TcpAddress" ? `http://127.0.0.1:${server.address.port}` : "http://unix"
-  )
-)
-
 /**
  * The whole service like `TestServer`, but reaching its database through a proxy that the test can
  * cut or black-hole (`DatabaseLink`), to see how it behaves when the database stops answering.
  */
 export const BreakableServer = (env: Record<string, string> = {}, logLevel: LogLevel.LogLevel = LogLevel.Error) => {
-  const link = linkLayer
   const database = Layer.unwrapEffect(
     Effect.map(DatabaseLink, (link) =>
       serverClientLayer(Redacted.make(link.url), { maxConnections: testServerUrl === undefined ? 1 : 4 })
     )
-  ).pipe(Layer.provide(link))
-  return baseUrlLayer.pipe(
-    Layer.provideMerge(httpLayer({ port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(Shutdown.layer),
-    Layer.provideMerge(coreLayer(database)),
-    Layer.provideMerge(
-      AppConfig.layerFromMap({
-        DATA_DIR: mkdtempSync(join(tmpdir(), "links-ops-data-")),
-        RATE_LIMIT_PER_SECOND: "100000",
-        RATE_LIMIT_PER_TOKEN_PER_SECOND: "100000",
-        TOKEN_SECRET: "test token secret",
-        ...env
-      })
-    ),
-    Layer.provideMerge(link),
-    Layer.provide(Logger.minimumLogLevel(logLevel))
-  )
+  ).pipe(Layer.provide(linkLayer))
+  return TestServerOn(database, env, logLevel).pipe(Layer.provideMerge(linkLayer))
 }
