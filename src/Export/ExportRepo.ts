@@ -52,6 +52,9 @@ const DAY = 86_400
 /** The first slice of time a domain's export chunk reads, in seconds. */
 const FIRST_SLICE = 300
 
+/** How much wider each next slice may be than the last. */
+const MAX_GROWTH = 256
+
 /**
  * The read side of the exports: chunks in keyset order (links by id, clicks by time then id), each
  * one short statement, so that an export holds no connection, cursor or transaction between chunks.
@@ -145,8 +148,8 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("ExportRepo", {
 
     /**
      * A domain's clicks after `after`, by time then id, without an index on the domain: the days with
-     * its clicks, each read by slices of time from the key on (FIRST_SLICE long, then wider while they
-     * hold fewer clicks than the chunk still needs), so that a chunk reads about its own clicks, not
+     * its clicks, each read by slices of time from the key on (FIRST_SLICE long, then as wide as the clicks a
+     * second of the last predict for what the chunk still needs), so that a chunk reads about its own clicks, not
      * the rest of the window.
      */
     const domainClicks = (scope: ClickScope, after: Option.Option<ClickKey>, limit: number) =>
@@ -169,7 +172,8 @@ export class ExportRepo extends Effect.Service<ExportRepo>()("ExportRepo", {
           rows.push(...slice)
           const last = slice.at(-1)
           if (last !== undefined) key = Option.some({ at: last.at_key, id: last.engagement_id })
-          width = slice.length === 0 ? width * 4 : width * Math.min(4, Math.max(1.25, (1.25 * needed) / slice.length))
+          // The next slice sized by the clicks a second this one held, bounded: a burst inside it cannot make the next read huge.
+          width = slice.length === 0 ? width * 8 : width * Math.min(MAX_GROWTH, Math.max(1.25, (1.25 * needed) / slice.length))
           from = to
         }
         return rows
