@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises"
+import type { LoopDelay } from "../../src/Platform/LoopDelay.ts"
 
 /** One sample of a Prometheus text exposition: name, labels, value. */
 export interface PrometheusSample {
@@ -66,6 +67,34 @@ const scrape = async (baseUrl: string) => {
   }
 }
 
+/** One thread's windows so far, in seconds (NaN: none). */
+interface Figures {
+  max: number
+  p99: number
+  p50Min: number
+  windows: number
+}
+
+const noFigures = (): Figures => ({ max: Number.NaN, p99: Number.NaN, p50Min: Number.NaN, windows: 0 })
+
+const addWindow = (entry: Figures, window: { readonly [K in keyof LoopDelay]: number | undefined }) => {
+  const { max, p99, p50 } = window
+  if (max === undefined && p99 === undefined && p50 === undefined) return
+  entry.windows++
+  if (max !== undefined && Number.isFinite(max)) entry.max = Number.isNaN(entry.max) ? max : Math.max(entry.max, max)
+  if (p99 !== undefined && Number.isFinite(p99)) entry.p99 = Number.isNaN(entry.p99) ? p99 : Math.max(entry.p99, p99)
+  if (p50 !== undefined && Number.isFinite(p50)) entry.p50Min = Number.isNaN(entry.p50Min) ? p50 : Math.min(entry.p50Min, p50)
+}
+
+const msOrUndefined = (seconds: number) => (Number.isNaN(seconds) ? undefined : seconds * 1000)
+
+const delayOf = (figures: Figures): ThreadDelay => ({
+  max: msOrUndefined(figures.max),
+  p99: msOrUndefined(figures.p99),
+  p50Min: msOrUndefined(figures.p50Min),
+  windows: figures.windows
+})
+
 /**
  * Scrapes GET `${baseUrl}/metrics` once a second (and once more at stop) for the gauges
  * event_loop_delay_seconds{thread, quantile="0.5"|"0.99"|"1"}, each of which describes the service's
@@ -75,21 +104,13 @@ const scrape = async (baseUrl: string) => {
 export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
   let stopping = false
   let scrapes = 0
-  const figures = perThread(() => ({ max: Number.NaN, p99: Number.NaN, p50Min: Number.NaN, windows: 0 }))
+  const figures = perThread(noFigures)
   const take = async () => {
     const samples = await scrape(baseUrl)
     if (samples === undefined) return
     scrapes++
     for (const thread of THREADS) {
-      const max = gauge(samples, thread, "1")
-      const p99 = gauge(samples, thread, "0.99")
-      const p50 = gauge(samples, thread, "0.5")
-      if (max === undefined && p99 === undefined && p50 === undefined) continue
-      const entry = figures[thread]
-      entry.windows++
-      if (max !== undefined && Number.isFinite(max)) entry.max = Number.isNaN(entry.max) ? max : Math.max(entry.max, max)
-      if (p99 !== undefined && Number.isFinite(p99)) entry.p99 = Number.isNaN(entry.p99) ? p99 : Math.max(entry.p99, p99)
-      if (p50 !== undefined && Number.isFinite(p50)) entry.p50Min = Number.isNaN(entry.p50Min) ? p50 : Math.min(entry.p50Min, p50)
+      addWindow(figures[thread], { max: gauge(samples, thread, "1"), p99: gauge(samples, thread, "0.99"), p50: gauge(samples, thread, "0.5") })
     }
   }
   const loop = (async () => {
@@ -108,16 +129,33 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
       stopping = true
       await loop
       await take()
-      const ms = (seconds: number) => (Number.isNaN(seconds) ? undefined : seconds * 1000)
-      const threads = perThread(
-        (thread): ThreadDelay => ({
-          max: ms(figures[thread].max),
-          p99: ms(figures[thread].p99),
-          p50Min: ms(figures[thread].p50Min),
-          windows: figures[thread].windows
-        })
-      )
-      return { scrapes, threads }
+      return { scrapes, threads: perThread((thread) => delayOf(figures[thread])) }
+    }
+  }
+}
+
+/**
+ * The 1-second windows a single-threaded process reports of its own loop (the bare reference, over
+ * IPC): `add` takes each as it arrives; a `watch` keeps those that arrive until its `stop`, as
+ * watchEventLoop keeps those it scrapes, and answers them as the "redirect" thread (the one that
+ * answers), with no click thread.
+ */
+export const loopWindows = () => {
+  const watchers = new Set<(window: LoopDelay) => void>()
+  return {
+    add: (window: LoopDelay) => {
+      for (const watcher of watchers) watcher(window)
+    },
+    watch: () => {
+      const figures = noFigures()
+      const watcher = (window: LoopDelay) => addWindow(figures, window)
+      watchers.add(watcher)
+      return {
+        stop: async (): Promise<LoopDelayWatch> => {
+          watchers.delete(watcher)
+          return { scrapes: figures.windows, threads: { redirect: delayOf(figures), clicks: delayOf(noFigures()) } }
+        }
+      }
     }
   }
 }
