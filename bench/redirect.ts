@@ -36,8 +36,8 @@
  *   each rate's reference/service): achieved req/s, p50/p99/p99.9/max latency in ms, the slowest
  *   first answer of a connection, the busiest and quietest 100 ms of the run; then the cost of each
  *   (saturation: all rounds together): the event-loop delay of the service's redirect and click
- *   threads and of the reference's only thread (largest per-second max and p99), the server
- *   process's CPU seconds per 100,000
+ *   threads and of the reference's only thread (largest per-second max and p99), the redirect
+ *   thread's run-queue wait and CPU per second, the server process's CPU seconds per 100,000
  *   redirects, the PostgreSQL server's CPU seconds per 100,000 redirects and µs per stored click,
  *   clicks stored against redirects answered;
  * - per run: status codes, where the CPU went (server, generator, PostgreSQL, other processes),
@@ -67,6 +67,10 @@
  *   its own (its request handler unchanged); a run keeps the windows that arrive during it, as the
  *   scrapes keep the service's. The targets' lines show the reference's figure beside the service's,
  *   to tell whether a bare server meets them on this machine;
+ * - where the redirect thread's time went: the same scrapes (and one as the run starts) read the
+ *   service's thread_runqueue_wait_seconds_total and thread_cpu_seconds_total{thread} (Linux's
+ *   schedstat of each thread); their growth per second of the run, and the largest between two
+ *   scrapes: a loop stall with run-queue wait and little CPU was a core taken by other work;
  * - CPU: utime + stime from /proc/<pid>/stat, of the server process (all its threads) and of every
  *   PostgreSQL process (the whole server: backends, checkpointer, background and WAL writers, and
  *   processes that exited, through the postmaster's children time), from the start of a run until
@@ -97,7 +101,14 @@ import { setTimeout as sleep } from "node:timers/promises"
 import pg from "pg"
 import { benchDatabase } from "./support/BenchDatabase.ts"
 import { type Cleanup, runProgram } from "./support/Cleanup.ts"
-import { type LoopDelayWatch, loopWindows, mergeWatches, type Thread, watchEventLoop } from "./support/EventLoopWatch.ts"
+import {
+  type LoopDelayWatch,
+  loopWindows,
+  mergeWatches,
+  type Thread,
+  type ThreadTimeSpan,
+  watchEventLoop
+} from "./support/EventLoopWatch.ts"
 import { freePort } from "./support/FreePort.ts"
 import { autocannonWithLatencies, type LatencySummary } from "./support/Latency.ts"
 import { generatorOptions } from "./support/Load.ts"
@@ -641,6 +652,11 @@ const per100k = (seconds: number | undefined, answered: number) =>
   seconds === undefined || answered === 0 ? "n/a" : ((seconds / answered) * 100_000).toFixed(2)
 const microsPerClick = (seconds: number | undefined, clicks: number | undefined) =>
   seconds === undefined || clicks === undefined || clicks === 0 ? undefined : (seconds / clicks) * 1e6
+/** A thread's time per second of the span, in ms. */
+const perSecond = (time: ThreadTimeSpan | undefined, figure: "cpu" | "runQueueWait") =>
+  time === undefined ? "n/a" : ((time[figure] / time.span) * 1000).toFixed(1)
+const waitFigure = (time: ThreadTimeSpan | undefined) =>
+  time === undefined ? "n/a" : `${perSecond(time, "runQueueWait")} (${(time.worstWaitPerSecond * 1000).toFixed(1)})`
 const loopFigure = (loop: LoopDelayWatch | undefined, thread: Thread, figure: "max" | "p99") =>
   loop === undefined ? "-" : ms(loop.threads[thread][figure])
 /** Process counts by role, e.g. "2 (bench database 2)", or "0". */
@@ -883,6 +899,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
           "run",
           "redirect loop max ms",
           "redirect loop p99 ms",
+          "redirect run-queue wait ms/s (worst)",
+          "redirect CPU ms/s",
           "clicks loop max ms",
           "clicks loop p99 ms",
           "server CPU s/100k",
@@ -894,6 +912,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
           name,
           loopFigure(cost.loop, "redirect", "max"),
           loopFigure(cost.loop, "redirect", "p99"),
+          server === "reference" ? "-" : waitFigure(cost.loop?.threads.redirect.time),
+          server === "reference" ? "-" : perSecond(cost.loop?.threads.redirect.time, "cpu"),
           server === "reference" ? "-" : loopFigure(cost.loop, "clicks", "max"),
           server === "reference" ? "-" : loopFigure(cost.loop, "clicks", "p99"),
           per100k(cost.cpuSeconds, cost.answered),
@@ -916,6 +936,10 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       "  event-loop delay: the service's event_loop_delay_seconds gauges (each its last 1-second window), scraped from",
       "    /metrics once a second during each service run: the largest per-second max (quantile 1) and p99; n/a: absent.",
       "    The reference's: its own 1-second windows, measured by the service's code (src/Platform/LoopDelay.ts), over IPC.",
+      "  run-queue wait: the growth of the service's thread_runqueue_wait_seconds_total{thread} (time runnable, waiting for",
+      "    a core) over the run, per second, and in parentheses the largest between two consecutive scrapes (about a",
+      "    second, the counters being updated once a second); CPU ms/s likewise from thread_cpu_seconds_total. A loop stall",
+      "    with much wait and little CPU was the machine's other work holding the cores, not the service's code.",
       "    The lowest per-second p50 (per-run lines) is the gauge's floor: node's monitorEventLoopDelay records the whole",
       "    interval between its timer's ticks, its resolution included (about 10 ms on an idle loop at resolution 10).",
       "  CPU: utime+stime of the server process (all threads), and of the whole PostgreSQL server (every process, exited",
@@ -938,9 +962,11 @@ const run = async (cleanup: Cleanup): Promise<number> => {
                 ]
               : [
                 `event-loop delay ms: redirect max ${ms(r.loop.threads.redirect.max)} p99 ${ms(r.loop.threads.redirect.p99)} ` +
-                  `lowest p50 ${ms(r.loop.threads.redirect.p50Min)}, ` +
+                  `lowest p50 ${ms(r.loop.threads.redirect.p50Min)} ` +
+                  `(run-queue wait ms/s ${waitFigure(r.loop.threads.redirect.time)}, CPU ms/s ${perSecond(r.loop.threads.redirect.time, "cpu")}), ` +
                   `clicks max ${ms(r.loop.threads.clicks.max)} p99 ${ms(r.loop.threads.clicks.p99)} ` +
                   `lowest p50 ${ms(r.loop.threads.clicks.p50Min)} ` +
+                  `(run-queue wait ms/s ${waitFigure(r.loop.threads.clicks.time)}, CPU ms/s ${perSecond(r.loop.threads.clicks.time, "cpu")}) ` +
                   `(${r.loop.scrapes} scrapes, ${r.loop.threads.redirect.windows} with the redirect gauge, ${r.loop.threads.clicks.windows} with the clicks gauge)`
               ]),
           ...(r.server === "service"

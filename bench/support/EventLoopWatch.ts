@@ -44,6 +44,21 @@ export interface ThreadDelay {
   readonly p50Min: number | undefined
   /** Scrapes that carried the gauge. */
   readonly windows: number
+  /** The thread's time from its counters (undefined: absent, or fewer than two scrapes had them). */
+  readonly time: ThreadTimeSpan | undefined
+}
+
+/**
+ * What thread_cpu_seconds_total and thread_runqueue_wait_seconds_total grew by between a run's
+ * first and last scrape (the first taken as the run starts), in seconds.
+ */
+export interface ThreadTimeSpan {
+  /** Seconds between the first and the last scrape with the counters. */
+  readonly span: number
+  readonly cpu: number
+  readonly runQueueWait: number
+  /** The largest run-queue wait between two consecutive scrapes, per second between them. */
+  readonly worstWaitPerSecond: number
 }
 
 export interface LoopDelayWatch {
@@ -56,6 +71,49 @@ const METRIC = "event_loop_delay_seconds"
 
 const gauge = (samples: ReadonlyArray<PrometheusSample>, thread: Thread, quantile: string) =>
   samples.find((s) => s.name === METRIC && s.labels.get("thread") === thread && s.labels.get("quantile") === quantile)?.value
+
+const counter = (samples: ReadonlyArray<PrometheusSample>, name: string, thread: Thread) =>
+  samples.find((s) => s.name === name && s.labels.get("thread") === thread)?.value
+
+interface TimeReading {
+  readonly at: number
+  readonly cpu: number
+  readonly runQueueWait: number
+}
+
+/** A thread's counters over the scrapes of a run. */
+class TimeTrack {
+  private first: TimeReading | undefined
+  private last: TimeReading | undefined
+  private worst = 0
+
+  add(samples: ReadonlyArray<PrometheusSample>, thread: Thread, at: number) {
+    const cpu = counter(samples, "thread_cpu_seconds_total", thread)
+    const runQueueWait = counter(samples, "thread_runqueue_wait_seconds_total", thread)
+    if (cpu === undefined || runQueueWait === undefined) return
+    const reading = { at, cpu, runQueueWait }
+    const last = this.last
+    // A counter that went down is a restarted click thread: its growth starts again from here.
+    if (last !== undefined && cpu >= last.cpu && runQueueWait >= last.runQueueWait && at > last.at) {
+      this.worst = Math.max(this.worst, (runQueueWait - last.runQueueWait) / ((at - last.at) / 1000))
+    } else if (last !== undefined) {
+      this.first = undefined
+    }
+    this.first ??= reading
+    this.last = reading
+  }
+
+  span(): ThreadTimeSpan | undefined {
+    const { first, last } = this
+    if (first === undefined || last === undefined || last.at === first.at) return undefined
+    return {
+      span: (last.at - first.at) / 1000,
+      cpu: last.cpu - first.cpu,
+      runQueueWait: last.runQueueWait - first.runQueueWait,
+      worstWaitPerSecond: this.worst
+    }
+  }
+}
 
 const scrape = async (baseUrl: string) => {
   try {
@@ -88,26 +146,33 @@ const addWindow = (entry: Figures, window: { readonly [K in keyof LoopDelay]: nu
 
 const msOrUndefined = (seconds: number) => (Number.isNaN(seconds) ? undefined : seconds * 1000)
 
-const delayOf = (figures: Figures): ThreadDelay => ({
+const delayOf = (figures: Figures, time: ThreadTimeSpan | undefined): ThreadDelay => ({
   max: msOrUndefined(figures.max),
   p99: msOrUndefined(figures.p99),
   p50Min: msOrUndefined(figures.p50Min),
-  windows: figures.windows
+  windows: figures.windows,
+  time
 })
 
 /**
  * Scrapes GET `${baseUrl}/metrics` once a second (and once more at stop) for the gauges
  * event_loop_delay_seconds{thread, quantile="0.5"|"0.99"|"1"}, each of which describes the service's
  * last 1-second window; `stop` answers the largest per-second maximum and p99 of each thread. Absent
- * gauges leave the figures undefined ("n/a"), not an error.
+ * gauges leave the figures undefined ("n/a"), not an error. The counters thread_cpu_seconds_total and
+ * thread_runqueue_wait_seconds_total are read by the same scrapes and by one more as the watch
+ * starts (whose loop-delay gauges, of the second before the run, are not kept).
  */
 export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
   let stopping = false
   let scrapes = 0
   const figures = perThread(noFigures)
-  const take = async () => {
+  const times = perThread(() => new TimeTrack())
+  const take = async (delays = true) => {
     const samples = await scrape(baseUrl)
     if (samples === undefined) return
+    const at = performance.now()
+    for (const thread of THREADS) times[thread].add(samples, thread, at)
+    if (!delays) return
     scrapes++
     for (const thread of THREADS) {
       addWindow(figures[thread], { max: gauge(samples, thread, "1"), p99: gauge(samples, thread, "0.99"), p50: gauge(samples, thread, "0.5") })
@@ -115,6 +180,7 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
   }
   const loop = (async () => {
     let next = performance.now() + intervalMs
+    await take(false)
     while (!stopping) {
       const wait = next - performance.now()
       if (wait > 0) await sleep(Math.min(wait, 50))
@@ -129,7 +195,7 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
       stopping = true
       await loop
       await take()
-      return { scrapes, threads: perThread((thread) => delayOf(figures[thread])) }
+      return { scrapes, threads: perThread((thread) => delayOf(figures[thread], times[thread].span())) }
     }
   }
 }
@@ -153,7 +219,10 @@ export const loopWindows = () => {
       return {
         stop: async (): Promise<LoopDelayWatch> => {
           watchers.delete(watcher)
-          return { scrapes: figures.windows, threads: { redirect: delayOf(figures), clicks: delayOf(noFigures()) } }
+          return {
+            scrapes: figures.windows,
+            threads: { redirect: delayOf(figures, undefined), clicks: delayOf(noFigures(), undefined) }
+          }
         }
       }
     }
@@ -168,6 +237,19 @@ export const maxOf = (a: number | undefined, b: number | undefined) =>
 const minOf = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b)
 
+/** Two runs' thread times as one: their sums, the worse worst interval. */
+const addSpans = (a: ThreadTimeSpan | undefined, b: ThreadTimeSpan | undefined): ThreadTimeSpan | undefined =>
+  a === undefined
+    ? b
+    : b === undefined
+      ? a
+      : {
+          span: a.span + b.span,
+          cpu: a.cpu + b.cpu,
+          runQueueWait: a.runQueueWait + b.runQueueWait,
+          worstWaitPerSecond: Math.max(a.worstWaitPerSecond, b.worstWaitPerSecond)
+        }
+
 /** Several runs' watches as one: the largest figures of each thread. */
 export const mergeWatches = (watches: ReadonlyArray<LoopDelayWatch>): LoopDelayWatch => ({
   scrapes: watches.reduce((sum, w) => sum + w.scrapes, 0),
@@ -176,7 +258,8 @@ export const mergeWatches = (watches: ReadonlyArray<LoopDelayWatch>): LoopDelayW
       max: watches.reduce<number | undefined>((acc, w) => maxOf(acc, w.threads[thread].max), undefined),
       p99: watches.reduce<number | undefined>((acc, w) => maxOf(acc, w.threads[thread].p99), undefined),
       p50Min: watches.reduce<number | undefined>((acc, w) => minOf(acc, w.threads[thread].p50Min), undefined),
-      windows: watches.reduce((sum, w) => sum + w.threads[thread].windows, 0)
+      windows: watches.reduce((sum, w) => sum + w.threads[thread].windows, 0),
+      time: watches.reduce<ThreadTimeSpan | undefined>((acc, w) => addSpans(acc, w.threads[thread].time), undefined)
     })
   )
 })
