@@ -10,9 +10,10 @@
  * - fixed rate: for each rate of BENCH_RATES, the reference then the service at that overall rate
  *   (requests evenly spaced by support/PacedLoad.ts, an open-loop generator in a child process) over
  *   BENCH_RATE_CONNECTIONS keep-alive connections.
- * Every service run is made of the plain links (/l0.., the figures the targets below are about),
- * then, in the same round or at the same rate, of three smart-link scenarios (issue #24): links with
- * 10 targeting rules on device, language and country, of which the visitor matches the last
+ * Every round and every rate loads, after the reference, the plain links (/l0.., the figures the
+ * targets below are about) and three smart-link scenarios (issue #24), in an order that rotates by
+ * one each round and each rate (round n and the n-th rate start at the n-th of plain, rules, ab,
+ * limited), so that none always runs first or last. The smart links: links with 10 targeting rules on device, language and country, of which the visitor matches the last
  * (/r0..), A/B links splitting 50/50 (/ab0..), and click-limited links (/c0.., a limit never
  * reached: every visit is counted, in PostgreSQL since the bench sets no REDIS_URL); each is
  * compared with the plain links.
@@ -735,7 +736,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       `saturation: ${connections} connections, ${seconds} s per run, ${rounds} round(s) after a ${warmUpSeconds} s warm-up of each server`,
       `fixed rate: ${rates.length === 0 ? "none" : rates.map((rate) => `${rate}`).join(", ")} req/s, ` +
         `${rateConnections} connections, ${rateSeconds} s per run, the reference then the service at each`,
-      `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), ${SMART_LINKS} click-limited links (/c0..), run after the plain links each time`,
+      `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), ${SMART_LINKS} click-limited links (/c0..); ` +
+        `after the reference, the order of plain, rules, ab, limited rotates by one each round and each rate`,
       `setup: 1 domain and ${LINKS + SMART_SCENARIOS.length * SMART_LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +
         `service RSS after setup ${mib(setupMemory.rss)} MiB`,
       `load average before: ${loadAverage()}`
@@ -778,24 +780,34 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     runs.push(await load(serviceTarget, saturation("service warm-up", "warm-up", warmUpSeconds), store))
     for (const target of smartTargets) runs.push(await load(target, saturation(`${target.scenario} warm-up`, "warm-up", warmUpSeconds), store))
   }
-  for (let round = 1; round <= rounds; round++) {
-    process.stderr.write(`round ${round} of ${rounds}: reference, then service...\n`)
-    runs.push(await load(referenceTarget, saturation(`reference round ${round}`, "saturation", seconds), store))
-    runs.push(await load(serviceTarget, saturation(`service round ${round}`, "saturation", seconds), store))
-    for (const target of smartTargets) runs.push(await load(target, saturation(`${target.scenario} round ${round}`, "saturation", seconds), store))
+  // Round n and the n-th rate start at the n-th scenario (cyclically): no scenario always runs first,
+  // right after the reference, or last, behind the clicks of all the others.
+  const serviceTargets = [serviceTarget, ...smartTargets]
+  const rotated = (index: number) => {
+    const start = index % serviceTargets.length
+    return [...serviceTargets.slice(start), ...serviceTargets.slice(0, start)]
   }
-  for (const rate of rates) {
-    process.stderr.write(`${rate} req/s: reference, then service...\n`)
-    const spec = (server: Server): RunSpec => ({
-      label: `${server} at ${rate} req/s`,
+  const orderOf = (targets: ReadonlyArray<Target>) => targets.map((target) => target.scenario).join(", ")
+  /** A service run's label: "service" for the plain links, else the scenario. */
+  const nameOf = (target: Target) => (target.scenario === "plain" ? "service" : target.scenario)
+  for (let round = 1; round <= rounds; round++) {
+    const order = rotated(round - 1)
+    process.stderr.write(`round ${round} of ${rounds}: reference, then ${orderOf(order)}...\n`)
+    runs.push(await load(referenceTarget, saturation(`reference round ${round}`, "saturation", seconds), store))
+    for (const target of order) runs.push(await load(target, saturation(`${nameOf(target)} round ${round}`, "saturation", seconds), store))
+  }
+  for (const [index, rate] of rates.entries()) {
+    const order = rotated(index)
+    process.stderr.write(`${rate} req/s: reference, then ${orderOf(order)}...\n`)
+    const spec = (name: string): RunSpec => ({
+      label: `${name} at ${rate} req/s`,
       kind: "rate",
       duration: rateSeconds,
       connections: rateConnections,
       rate
     })
     runs.push(await load(referenceTarget, spec("reference"), store))
-    runs.push(await load(serviceTarget, spec("service"), store))
-    for (const target of smartTargets) runs.push(await load(target, { ...spec("service"), label: `${target.scenario} at ${rate} req/s` }, store))
+    for (const target of order) runs.push(await load(target, spec(nameOf(target)), store))
   }
   const referenceMemory = await memoryOf(reference.pid)
   const serviceMemory = await memoryOf(service.pid)
