@@ -657,7 +657,7 @@ const microsPerClick = (seconds: number | undefined, clicks: number | undefined)
 const perSecond = (time: ThreadTimeSpan | undefined, figure: "cpu" | "runQueueWait") =>
   time === undefined ? "n/a" : ((time[figure] / time.span) * 1000).toFixed(1)
 const waitFigure = (time: ThreadTimeSpan | undefined) =>
-  time === undefined ? "n/a" : `${perSecond(time, "runQueueWait")} (${(time.worstWaitPerSecond * 1000).toFixed(1)})`
+  time === undefined ? "n/a" : `${perSecond(time, "runQueueWait")} (${(time.worstWait * 1000).toFixed(1)})`
 const loopFigure = (loop: LoopDelayWatch | undefined, thread: Thread, figure: "max" | "p99") =>
   loop === undefined ? "-" : ms(loop.threads[thread][figure])
 /** Process counts by role, e.g. "2 (bench database 2)", or "0". */
@@ -911,7 +911,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
           "run",
           "redirect loop max ms",
           "redirect loop p99 ms",
-          "redirect run-queue wait ms/s (worst)",
+          "redirect run-queue wait ms/s (worst 1 s, ms)",
           "redirect CPU ms/s",
           "clicks loop max ms",
           "clicks loop p99 ms",
@@ -948,12 +948,13 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       "  event-loop delay: the service's event_loop_delay_seconds gauges (each its last 1-second window), scraped from",
       "    /metrics once a second during each service run: the largest per-second max (quantile 1) and p99; n/a: absent.",
       "    The reference's: its own 1-second windows, measured by the service's code (src/Platform/LoopDelay.ts), over IPC.",
-      "  run-queue wait: the growth of the service's thread_runqueue_wait_seconds_total{thread} (time runnable, waiting for",
-      "    a core) over the run, per second, and in parentheses the largest between two consecutive scrapes (about a",
-      "    second, the counters being updated once a second); CPU ms/s likewise from thread_cpu_seconds_total. A loop stall",
-      "    with much wait and little CPU was the machine's other work holding the cores, not the service's code.",
       "    The lowest per-second p50 (per-run lines) is the gauge's floor: node's monitorEventLoopDelay records the whole",
       "    interval between its timer's ticks, its resolution included (about 10 ms on an idle loop at resolution 10).",
+      "  run-queue wait: the growth of the service's thread_runqueue_wait_seconds_total{thread} (time runnable, waiting for",
+      "    a core) over the run, per second, and in parentheses the largest growth between two consecutive scrapes, in ms",
+      "    (1 s apart: one of the service's once-a-second updates, sometimes none or two when a stall delays one); CPU ms/s",
+      "    likewise from thread_cpu_seconds_total. A loop stall with much wait and little CPU was other work holding the",
+      "    cores, not the service's code.",
       "  CPU: utime+stime of the server process (all threads), and of the whole PostgreSQL server (every process, exited",
       "    ones included), from the start of each run until the service had written its clicks; per 100,000 redirects",
       "    answered (the service's redirects_total{status=\"301\"}; autocannon's 301 count for the reference).",

@@ -57,8 +57,11 @@ export interface ThreadTimeSpan {
   readonly span: number
   readonly cpu: number
   readonly runQueueWait: number
-  /** The largest run-queue wait between two consecutive scrapes, per second between them. */
-  readonly worstWaitPerSecond: number
+  /**
+   * The largest run-queue wait between two consecutive scrapes (1 s apart): one of the service's
+   * once-a-second updates of the counter, sometimes none or two when a stall delays one of them.
+   */
+  readonly worstWait: number
 }
 
 export interface LoopDelayWatch {
@@ -94,8 +97,8 @@ class TimeTrack {
     const reading = { at, cpu, runQueueWait }
     const last = this.last
     // A counter that went down is a restarted click thread: its growth starts again from here.
-    if (last !== undefined && cpu >= last.cpu && runQueueWait >= last.runQueueWait && at > last.at) {
-      this.worst = Math.max(this.worst, (runQueueWait - last.runQueueWait) / ((at - last.at) / 1000))
+    if (last !== undefined && cpu >= last.cpu && runQueueWait >= last.runQueueWait) {
+      this.worst = Math.max(this.worst, runQueueWait - last.runQueueWait)
     } else if (last !== undefined) {
       this.first = undefined
     }
@@ -110,7 +113,7 @@ class TimeTrack {
       span: (last.at - first.at) / 1000,
       cpu: last.cpu - first.cpu,
       runQueueWait: last.runQueueWait - first.runQueueWait,
-      worstWaitPerSecond: this.worst
+      worstWait: this.worst
     }
   }
 }
@@ -247,7 +250,7 @@ const addSpans = (a: ThreadTimeSpan | undefined, b: ThreadTimeSpan | undefined):
           span: a.span + b.span,
           cpu: a.cpu + b.cpu,
           runQueueWait: a.runQueueWait + b.runQueueWait,
-          worstWaitPerSecond: Math.max(a.worstWaitPerSecond, b.worstWaitPerSecond)
+          worstWait: Math.max(a.worstWait, b.worstWait)
         }
 
 /** Several runs' watches as one: the largest figures of each thread. */
