@@ -23,6 +23,8 @@ const documented = (): ReadonlyArray<string> => {
   return [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]!)
 }
 
+const THREAD_TIME = ["thread_cpu_seconds_total", "thread_runqueue_wait_seconds_total"]
+
 const manifest: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
 
 describe("/metrics", () => {
@@ -36,8 +38,12 @@ describe("/metrics", () => {
         expect(families.filter((name) => name.startsWith("effect_"))).toEqual([])
         const names = documented()
         expect(names.length).toBeGreaterThan(30)
-        // Families whose series come with their first use (one per route and status).
-        const perUse = new Set(["http_requests_total", "http_request_duration_seconds"])
+        // Families whose series come with their first use (one per route and status), and those only Linux tells.
+        const perUse = new Set([
+          "http_requests_total",
+          "http_request_duration_seconds",
+          ...(process.platform === "linux" ? [] : THREAD_TIME)
+        ])
         expect(names.filter((name) => !perUse.has(name) && !families.includes(name))).toEqual([])
         expect(families.filter((name) => !names.includes(name))).toEqual([])
         for (const counter of ["clicks_spilled_total", "clicks_replayed_total", "redirect_cache_misses_total", "redirect_cache_hits_total"]) {
@@ -90,6 +96,40 @@ describe("/metrics", () => {
         expect(valueOf(after, "redirect_cache_entries", { cache: "links" })).toBeGreaterThanOrEqual(1)
         expect(valueOf(after, "redirect_cache_entries", { cache: "domains" })).toBeGreaterThanOrEqual(1)
         expect(valueOf(after, "redirect_cache_bytes", { cache: "links" })).toBeGreaterThan(0)
+        expect(promLint(yield* scrapeText)).toEqual([])
+      })
+    )
+
+    it.effect("each thread's CPU time and run-queue wait: counters that grow, on Linux only", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        yield* newLink(user, domain.id, { alias: "timed" })
+        // Both threads report once a second: the scrape before has both labels.
+        yield* Effect.sleep("1100 millis")
+        const before = yield* scrape
+        const started = performance.now()
+        for (let n = 0; n < 50; n++) expect((yield* visit(domain.name, "/timed")).status).toBe(301)
+        yield* Effect.sleep("1100 millis")
+        const after = yield* scrape
+        const wall = (performance.now() - started) / 1000
+        for (const name of THREAD_TIME) {
+          if (process.platform !== "linux") {
+            expect(samplesOf(after, name), name).toEqual([])
+            continue
+          }
+          expect(samplesOf(after, name).map((sample) => sample.labels.thread).sort(), name).toEqual(["clicks", "redirect"])
+          for (const thread of ["redirect", "clicks"]) {
+            const grew = valueOf(after, name, { thread }) - valueOf(before, name, { thread })
+            if (name === "thread_cpu_seconds_total") {
+              expect(grew, `${name} ${thread}`).toBeGreaterThan(0)
+              // One thread's time, not the process's: at most the wall time between the two readings (each up to a second before its scrape)
+              expect(grew, `${name} ${thread}`).toBeLessThan(wall + 1.5)
+            } else {
+              expect(grew, `${name} ${thread}`).toBeGreaterThanOrEqual(0)
+            }
+          }
+        }
         expect(promLint(yield* scrapeText)).toEqual([])
       })
     )

@@ -5,6 +5,7 @@ import { AppConfig } from "../Config.ts"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { DatabasePool } from "../Sql/Database.ts"
 import { watchLoopDelay } from "../Platform/LoopDelay.ts"
+import { watchThreadTime } from "../Platform/ThreadTime.ts"
 import {
   clickBufferDepth,
   clickFlushSeconds,
@@ -14,7 +15,8 @@ import {
   clicksSpilled,
   clicksWritten,
   clickWorkerRestarts,
-  recordLoopDelay
+  recordLoopDelay,
+  recordThreadTime
 } from "../Platform/Metrics.ts"
 import { ClickEncoder, MAX_HANDED, type RawClick } from "./ClickHandover.ts"
 import { ClickNotifier } from "./ClickNotifier.ts"
@@ -87,6 +89,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
               clicksReplayed.unsafeUpdate(report.replayed, NO_TAGS)
               for (const seconds of report.writeSeconds) clickFlushSeconds.unsafeUpdate(seconds, NO_TAGS)
               recordLoopDelay("clicks", report.loop)
+              recordThreadTime("clicks", report.time)
             },
             restarted: (code, handedAgain) => {
               clickWorkerRestarts.unsafeUpdate(1, NO_TAGS)
@@ -117,10 +120,12 @@ export class ClickLog extends Context.Tag("ClickLog")<
         const handAt = Math.min(options.handOverAt, MAX_HANDED)
 
         const redirectLoop = watchLoopDelay()
+        const redirectTime = watchThreadTime()
         const timers = [
           setInterval(handAll, Duration.toMillis(options.handOverInterval)),
           setInterval(() => {
             recordLoopDelay("redirect", redirectLoop.take())
+            recordThreadTime("redirect", redirectTime.take())
             clickBufferDepth.unsafeUpdate(queue.count + thread.held(), NO_TAGS)
           }, 1000)
         ]
@@ -137,6 +142,7 @@ export class ClickLog extends Context.Tag("ClickLog")<
           counter.unsafeUpdate(0, NO_TAGS)
         }
         recordLoopDelay("redirect", { p50: 0, p99: 0, max: 0 })
+        recordThreadTime("redirect", redirectTime.take())
         clickBufferDepth.unsafeUpdate(0, NO_TAGS)
 
         // While the database fails, the next attempt waits longer each time (retryBackoff).

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { Connection } from "../Sql/Database.ts"
 import type { LoopDelay } from "../Platform/LoopDelay.ts"
+import type { ThreadTime } from "../Platform/ThreadTime.ts"
 import type { HandedClicks } from "./ClickHandover.ts"
 import { HeldBytes } from "./HeldBytes.ts"
 
@@ -39,6 +40,8 @@ export interface WorkerReport {
   readonly writeSeconds: ReadonlyArray<number>
   /** The writer thread's event-loop delay since the previous report. */
   readonly loop: LoopDelay
+  /** The writer thread's CPU time and run-queue wait since the previous report (undefined: not on Linux). */
+  readonly time: ThreadTime | undefined
 }
 
 /** From the click writer thread to the redirect thread. */

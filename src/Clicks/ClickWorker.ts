@@ -7,6 +7,7 @@ import { setPriority } from "node:os"
 import { parentPort, workerData } from "node:worker_threads"
 import { JsonLoggerLive } from "../Platform/JsonLogger.ts"
 import { watchLoopDelay } from "../Platform/LoopDelay.ts"
+import { watchThreadTime } from "../Platform/ThreadTime.ts"
 import { threadClientLayer } from "../Sql/Database.ts"
 import { ClickRepo } from "./ClickRepo.ts"
 import type { ClickWorkerSettings, FromWorker, ToWorker, WorkerReport } from "./ClickThread.ts"
@@ -19,9 +20,10 @@ const run = (port: NonNullable<typeof parentPort>, settings: ClickWorkerSettings
   Effect.gen(function* () {
     const send = (message: FromWorker) => port.postMessage(message)
     const loop = watchLoopDelay()
-    let report: Omit<WorkerReport, "loop"> = { _tag: "Report", settled: -1, written: 0, spilled: 0, replayed: 0, writeSeconds: [] }
+    const time = watchThreadTime()
+    let report: Omit<WorkerReport, "loop" | "time"> = { _tag: "Report", settled: -1, written: 0, spilled: 0, replayed: 0, writeSeconds: [] }
     const sendReport = () => {
-      send({ ...report, loop: loop.take() })
+      send({ ...report, loop: loop.take(), time: time.take() })
       report = { _tag: "Report", settled: report.settled, written: 0, spilled: 0, replayed: 0, writeSeconds: [] }
     }
     // Added before the writer, so it runs after the writer's last flush: the last report tells all.

@@ -2,6 +2,7 @@ import { Effect, Metric, MetricBoundaries, MetricKey, MetricKeyType, MetricLabel
 import type { MetricPair } from "effect"
 import { collected, type Family } from "./Collectors.ts"
 import { FixedHistogram } from "./FixedHistogram.ts"
+import type { ThreadTime } from "./ThreadTime.ts"
 
 const httpRequestsKey = MetricKey.counter("http_requests_total", {
   description: "API requests answered, by route, method and status",
@@ -281,6 +282,24 @@ export const recordLoopDelay = (thread: string, delay: { readonly p50: number; r
   loopDelayGauges([["thread", thread], ["quantile", "0.5"]]).unsafeUpdate(delay.p50, NO_TAGS)
   loopDelayGauges([["thread", thread], ["quantile", "0.99"]]).unsafeUpdate(delay.p99, NO_TAGS)
   loopDelayGauges([["thread", thread], ["quantile", "1"]]).unsafeUpdate(delay.max, NO_TAGS)
+}
+
+const threadCpuKey = MetricKey.counter("thread_cpu_seconds_total", {
+  description: "CPU time of a thread (on a core), from Linux's /proc/thread-self/schedstat",
+  incremental: true
+})
+const threadWaitKey = MetricKey.counter("thread_runqueue_wait_seconds_total", {
+  description: "Time a thread was runnable but waiting for a core, from Linux's /proc/thread-self/schedstat",
+  incremental: true
+})
+const threadCpuCounters = perLabels(threadCpuKey, Metric.fromMetricKey)
+const threadWaitCounters = perLabels(threadWaitKey, Metric.fromMetricKey)
+
+/** Adds a slice of `thread`'s time ("redirect" or "clicks") to its counters; nothing where the OS does not tell. */
+export const recordThreadTime = (thread: string, time: ThreadTime | undefined) => {
+  if (time === undefined) return
+  threadCpuCounters([["thread", thread]]).unsafeUpdate(time.cpu, NO_TAGS)
+  threadWaitCounters([["thread", thread]]).unsafeUpdate(time.runQueueWait, NO_TAGS)
 }
 
 export const clickFlushSeconds = Metric.histogram(
