@@ -1,3 +1,4 @@
+import "./Platform/HeapFlags.ts"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { Cause, Deferred, Duration, Effect, Exit, Layer, Metric, Option, Redacted } from "effect"
 import type { ConfigError } from "effect"

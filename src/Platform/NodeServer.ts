@@ -113,6 +113,39 @@ class TrackedResponse<Request extends IncomingMessage = IncomingMessage> extends
   started = 0
   preHandled = false
   tracked = false
+  /** Its neighbours in the server's list of responses in flight (`InFlight`). */
+  previousInFlight: TrackedResponse | undefined = undefined
+  nextInFlight: TrackedResponse | undefined = undefined
+}
+
+/**
+ * The responses in flight, linked through their own fields. A Set added to and deleted from per
+ * request rehashed its table every few requests, and a long-lived Set's new table goes straight to old
+ * space: each stale table, garbage only a mark-compact frees, still held the young responses it had
+ * listed, so the scavenges kept them, with their requests and buffers, and promoted them.
+ */
+class InFlight {
+  private first: TrackedResponse | undefined = undefined
+
+  add(response: TrackedResponse) {
+    response.nextInFlight = this.first
+    if (this.first !== undefined) this.first.previousInFlight = response
+    this.first = response
+  }
+
+  delete(response: TrackedResponse) {
+    const { previousInFlight: previous, nextInFlight: next } = response
+    if (previous === undefined) {
+      if (this.first === response) this.first = next
+    } else previous.nextInFlight = next
+    if (next !== undefined) next.previousInFlight = previous
+    response.previousInFlight = undefined
+    response.nextInFlight = undefined
+  }
+
+  *[Symbol.iterator](): Generator<TrackedResponse> {
+    for (let response = this.first; response !== undefined; response = response.nextInFlight) yield response
+  }
 }
 
 /** The one "close" listener of a server's responses (`this` is the response). */
@@ -137,7 +170,7 @@ const closeListenerOf = (server: DrainingServer) =>
  * `drainTimeout` is cut. Closed without a drain (tests), the server closes idle connections at once.
  */
 class DrainingServer extends Server<typeof IncomingMessage, typeof TrackedResponse> {
-  private readonly inFlight = new Set<ServerResponse>()
+  private readonly inFlight = new InFlight()
   /** API requests not answered yet, with the time each was handed on, oldest first. */
   private readonly awaitingApi = new Map<ServerResponse, number>()
   private readonly sweeper: NodeJS.Timeout
