@@ -254,7 +254,7 @@ const sizes = async (url: string): Promise<Sizes> => {
     `WITH kept AS (
        SELECT c.oid, c.relname::text AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-         AND (c.relname IN ('clicks', 'links', 'link_visitors', 'user_agents', 'domain_click_days') OR c.relname LIKE 'click\\_rollups%')
+         AND (c.relname IN ('clicks', 'links', 'link_visitors', 'user_agents') OR c.relname LIKE 'click\\_rollups%')
      ),
      parts AS (
        SELECT k.name, k.oid FROM kept k

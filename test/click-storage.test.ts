@@ -304,10 +304,6 @@ describe("click storage: migration 0012 keeps the user agents of clicks stored b
             expectedRaw(rows, linkId)
           )
         }
-        // 0024 entered the domain, day and link of each, where the domain's readers find them.
-        const exports = yield* Effect.provide(ExportRepo, ExportRepo.Default)
-        const exported = yield* exports.clicks({ domainId, linkId: undefined, from: T0 - 3600, to: T0 + 86_400 }, Option.none(), 1000)
-        expect(exported.map((row) => row.engagement_id).sort()).toEqual(rows.map((row) => row.id).sort())
         // And the clicks converted are replayed like any: present ones skipped.
         const clickRepo = yield* Effect.provide(ClickRepo, ClickRepo.Default)
         expect(yield* clickRepo.insert(rows)).toEqual([])
@@ -341,7 +337,7 @@ const clickIndexesOf = (plan: string) =>
     )
   })
 
-describe("click storage: a domain's clicks by time (domain_click_days, sql/0024)", () => {
+describe("click storage: a domain's clicks by time (clicks_domain_at)", () => {
   layer(Layer.provideMerge(ExportRepo.Default, migrated), { timeout: 60_000 })((it) => {
     it.effect("the clicks export of a window gives the window's clicks in time and id order, page after page (pages cut inside seconds)", () =>
       Effect.gen(function* () {
@@ -373,13 +369,12 @@ describe("click storage: a domain's clicks by time (domain_click_days, sql/0024)
       })
     )
 
-    it.effect("a domain's clicks in a time range, and in the export's order, are read by the key (link_id, at, id) of the links it clicked those days", () =>
+    it.effect("a domain's clicks in a time range, and in the export's order, are found by clicks_domain_at (domain reports, window plans, the export)", () =>
       Effect.gen(function* () {
         const { domainId, links } = yield* setup
         yield* (yield* ClickRepo).insertFresh(ClickBatch.of(secondClicks(links, domainId)))
         const sql = yield* SqlClient.SqlClient
         const range = sql`c.at >= to_timestamp(${S0 + 20}) AND c.at < to_timestamp(${S0 + 60})`
-        const day = sql`s.domain_id = ${domainId} AND s.day = ${new Date(S0 * 1000).toISOString().slice(0, 10)}::date`
         const explain = (statement: Fragment) =>
           sql.withTransaction(
             Effect.gen(function* () {
@@ -388,61 +383,12 @@ describe("click storage: a domain's clicks by time (domain_click_days, sql/0024)
               return rows.map((row) => row["QUERY PLAN"]).join("\n")
             })
           )
-        const counted = yield* explain(
-          sql`SELECT count(*) FROM clicks c WHERE c.domain_id = ${domainId}
-            AND c.link_id IN (SELECT s.link_id FROM domain_click_days s WHERE ${day}) AND ${range}`
-        )
-        expect(yield* clickIndexesOf(counted)).toEqual(["clicks_pkey"])
+        const counted = yield* explain(sql`SELECT count(*) FROM clicks c WHERE c.domain_id = ${domainId} AND ${range}`)
+        expect(yield* clickIndexesOf(counted)).toEqual(["clicks_domain_at"])
         const ordered = yield* explain(
-          sql`SELECT c.id FROM domain_click_days s CROSS JOIN LATERAL (
-              SELECT c.* FROM clicks c WHERE c.link_id = s.link_id AND c.domain_id = ${domainId} AND ${range} ORDER BY c.at, c.id LIMIT 4) c
-            WHERE ${day} ORDER BY c.at, c.id LIMIT 4`
+          sql`SELECT c.id FROM clicks c WHERE c.domain_id = ${domainId} AND ${range} ORDER BY c.at, c.id LIMIT 4`
         )
-        expect(yield* clickIndexesOf(ordered)).toEqual(["clicks_pkey"])
-        expect(ordered).not.toMatch(/Seq Scan on clicks/)
-      })
-    )
-
-    it.effect("clicks stored by a replay are found by domain: the days of each domain and link entered, another domain's clicks of a link left out", () =>
-      Effect.gen(function* () {
-        const { domainId, links } = yield* setup
-        const other = yield* setup
-        const sql = yield* SqlClient.SqlClient
-        // A link's clicks of two domains (it moved from the other domain): a fresh batch, then a
-        // replay by another repository (a spill file read at start), which has entered nothing yet.
-        const own = clicks(40, links, domainId)
-        const moved = clicks(30, [links[0]!], other.domainId).map((row) => ({ ...row, at: new Date(Date.parse(row.at) + 17_000).toISOString() }))
-        const later = clicks(20, links, domainId).map((row) => ({ ...row, at: new Date(Date.parse(row.at) + 3 * 86_400_000).toISOString() }))
-        yield* (yield* ClickRepo).insertFresh(ClickBatch.of(own))
-        const replaying = yield* Effect.provide(ClickRepo, ClickRepo.Default)
-        yield* replaying.insert([...moved, ...later])
-        const entered = yield* sql<{ domain_id: number; day: string; link_id: number }>`
-          SELECT domain_id, day::text AS day, link_id FROM domain_click_days WHERE ${sql.in("domain_id", [domainId, other.domainId])}
-          ORDER BY 1, 2, 3`
-        const expected = yield* sql<{ domain_id: number; day: string; link_id: number }>`
-          SELECT DISTINCT domain_id, (at AT TIME ZONE 'UTC')::date::text AS day, link_id FROM clicks
-          WHERE ${sql.in("domain_id", [domainId, other.domainId])} ORDER BY 1, 2, 3`
-        expect(entered).toEqual(expected)
-        expect(entered.filter((row) => row.domain_id === other.domainId).map((row) => row.link_id)).toContain(links[0])
-
-        const exports = yield* ExportRepo
-        const window = { from: T0 - 3600, to: T0 + 5 * 86_400 }
-        const exported = (scope: { domainId: number; linkId: number | undefined }) =>
-          Effect.map(exports.clicks({ ...scope, ...window }, Option.none(), 1000), (rows) => rows.map((row) => row.engagement_id))
-        const inOrder = (rows: ReadonlyArray<ClickRow>) =>
-          [...rows].sort((a, b) => (a.at === b.at ? (a.id < b.id ? -1 : 1) : a.at < b.at ? -1 : 1)).map((row) => row.id)
-        expect(yield* exported({ domainId, linkId: undefined })).toEqual(inOrder([...own, ...later]))
-        expect(yield* exported({ domainId: other.domainId, linkId: undefined })).toEqual(inOrder(moved))
-        expect(yield* exported({ domainId: other.domainId, linkId: links[0] })).toEqual(inOrder(moved))
-
-        // A domain report of part of a day (its edges read click by click) counts its own clicks only.
-        const analytics = yield* AnalyticsRepo
-        const part = { from: T0 + 600, to: T0 + 5000, now: T0 + 400 * 86_400 }
-        const days = yield* analytics.byDay({ _tag: "owners", domainId, userId: "all" }, part)
-        const inPart = (rows: ReadonlyArray<ClickRow>) =>
-          rows.filter((row) => !row.bot && Date.parse(row.at) >= part.from * 1000 && Date.parse(row.at) < part.to * 1000).length
-        expect(inPart(moved)).toBeGreaterThan(0)
-        expect(days.reduce((sum, row) => sum + Number(row.count), 0)).toBe(inPart(own))
+        expect(yield* clickIndexesOf(ordered)).toEqual(["clicks_domain_at"])
       })
     )
   })

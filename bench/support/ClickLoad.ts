@@ -212,7 +212,6 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
     )
   }
   const hourlyTable = await exists(first, "click_rollups_hour")
-  const domainDaysTable = await exists(first, "domain_click_days")
   // The days the service keeps hourly rows of (HourlyRollupPruner); older ones it would prune.
   const hourlyFrom = new Date(Math.floor(options.end.getTime() / DAY_MS) * DAY_MS - (HOURLY_ROLLUP_DAYS + 1) * DAY_MS)
   for (const client of clients) {
@@ -343,14 +342,6 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
            GROUP BY f.link_id, f.kind, f.day, f.value, f.region, f.city
            ORDER BY f.link_id, f.kind, f.day, f.value, f.region, f.city`
         )
-        // As the click writer enters them (sql/0024): the domain, day and link of every click, bots too.
-        if (domainDaysTable) {
-          await client.query(
-            `INSERT INTO domain_click_days (domain_id, day, link_id)
-             SELECT DISTINCT domain_id, (at AT TIME ZONE 'UTC')::date, link_id FROM ${chunk.name} ORDER BY 1, 2, 3
-             ON CONFLICT DO NOTHING`
-          )
-        }
         if (hourlyTable) {
           await client.query(
             `INSERT INTO click_rollups_hour (link_id, kind, hour, value, region, city, clicks, scans)
@@ -446,7 +437,6 @@ export const loadClicks = async (clients: ReadonlyArray<pg.Client>, options: Loa
     "VACUUM (ANALYZE) click_rollups_link_month",
     ...(hourlyTable ? ["VACUUM (ANALYZE) click_rollups_hour", "VACUUM (ANALYZE) click_rollups_user_hour"] : []),
     "VACUUM (ANALYZE) links",
-    ...(domainDaysTable ? ["VACUUM (ANALYZE) domain_click_days"] : []),
     ...(visitorsTable ? ["VACUUM (ANALYZE) link_visitors"] : [])
   ]
   const vacuumMs = await timed(() => spread(clients, vacuumed, async (client, statement) => void (await client.query(statement))))

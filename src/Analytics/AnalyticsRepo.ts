@@ -110,20 +110,11 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
      * One select per edge of the plan over the non-bot clicks `c` in its range, each given the
      * edge's sign as `sign` (an int4 expression) to count with.
      */
-    const edgeRows = (edges: ReadonlyArray<Edge>, select: (sign: Fragment, edge: Edge) => Fragment) =>
+    const edgeRows = (edges: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
       edges.map(
-        (edge) => sql`${select(sql`${edge.sign}::int4`, edge)}
+        (edge) => sql`${select(sql`${edge.sign}::int4`)}
           AND NOT c.bot AND c.at >= to_timestamp(${edge.from}) AND c.at < to_timestamp(${edge.to})`
       )
-
-    /**
-     * Whether click `c`, of a time in `[from, to)` (Unix seconds), is the domain's: one of the links
-     * clicked on the domain those UTC days (domain_click_days, sql/0024), each read by the key
-     * (link_id, at, id), and of the domain (a link's earlier clicks may be another domain's).
-     */
-    const ofDomain = (domainId: number, range: TimeRange) =>
-      sql`c.domain_id = ${domainId} AND c.link_id IN (SELECT s.link_id FROM domain_click_days s WHERE s.domain_id = ${domainId}
-        AND s.day >= ${dateOf(range.from)} AND s.day <= (DATE '1970-01-01' + ${Math.ceil(range.to / DAY) - 1}::int4))`
 
     /** The same over the hourly rollups `r` of each range of `hours`. */
     const hourRows = (hours: ReadonlyArray<Edge>, select: (sign: Fragment) => Fragment) =>
@@ -165,7 +156,7 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         sql<{ piece: number; clicks: number }>`${unionAll(
           pieces.map(
             (piece, n) => sql`SELECT ${n}::int4 AS piece, count(*)::int8 AS clicks FROM (
-              SELECT 1 FROM clicks c WHERE ${ofDomain(domainId, piece)}
+              SELECT 1 FROM clicks c WHERE c.domain_id = ${domainId}
                 AND c.at >= to_timestamp(${piece.from}) AND c.at < to_timestamp(${piece.to}) LIMIT ${COUNT_CAP}) p`
           )
         )}`,
@@ -219,8 +210,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
           ),
           ...edgeRows(
             plan.edges,
-            (sign, edge) => sql`SELECT NULL::int8, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
-              JOIN links l ON l.id = c.link_id WHERE ${ofDomain(scope.domainId, edge)} ${rawOwner}`
+            (sign) => sql`SELECT NULL::int8, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+              JOIN links l ON l.id = c.link_id WHERE c.domain_id = ${scope.domainId} ${rawOwner}`
           )
         ])
       }
@@ -240,8 +231,8 @@ export class AnalyticsRepo extends Effect.Service<AnalyticsRepo>()("AnalyticsRep
         ),
         ...edgeRows(
           plan.edges,
-          (sign, edge) => sql`SELECT c.link_id, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
-            WHERE ${ofDomain(scope.filter.domainId, edge)} AND c.link_id IN (${chosen})`
+          (sign) => sql`SELECT c.link_id, ${day}, ${values}, ${sign}, c.qr::int4 * ${sign} FROM clicks c
+            WHERE c.domain_id = ${scope.filter.domainId} AND c.link_id IN (${chosen})`
         )
       ])
     }

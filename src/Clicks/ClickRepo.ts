@@ -5,7 +5,6 @@ import type pg from "pg"
 import { copyIn, CopyWriter, POSTGRES_EPOCH_US } from "../Sql/CopyIn.ts"
 import { CopyPool } from "../Sql/Database.ts"
 import { type BatchRollup, type ClickBatch, type ClickColumns, type LinkTotal, toColumns } from "./ClickBatch.ts"
-import { DomainClickDays } from "./DomainClickDays.ts"
 import { clickRollupRows, HOURLY_KINDS, kindIn, kindIs, OWNER_KINDS, OWNER_MONTH_KINDS } from "./Rollups.ts"
 
 /** A click as stored: enriched, the client IP only as a keyed hash (hex). */
@@ -162,7 +161,6 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
     const copyPool = yield* Effect.serviceOption(CopyPool)
     const known = new Set<string>()
     const userAgentIds = new Map<string, number>()
-    const domainDays = new DomainClickDays()
 
     /**
      * The dictionary ids of `userAgents`, entering those not there yet. Each statement commits on its
@@ -190,23 +188,6 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
           userAgentIds.set(row.user_agent, row.id)
         }
         return ids
-      })
-
-    /**
-     * Enters the domain, day and link of each of `rows`' clicks in `domain_click_days` (sql/0024),
-     * where the domain readers find them, unless this process already did. The statement commits on
-     * its own, before the clicks' transaction: every stored click then has its row (a row whose clicks
-     * were not stored only costs a reader a probe), and a row remembered here is never one rolled back.
-     */
-    const enterDomainDays = (rows: Iterable<ClickRow>) =>
-      Effect.gen(function* () {
-        const missing = domainDays.missing(rows)
-        if (missing.day.length === 0) return
-        yield* sql`
-          INSERT INTO domain_click_days (domain_id, day, link_id)
-          SELECT * FROM unnest(${missing.domain_id}::int8[], ${missing.day}::date[], ${missing.link_id}::int8[])
-          ON CONFLICT DO NOTHING`
-        domainDays.remember(missing)
       })
 
     /** The dictionary ids of the user agents of `columns`, in their order. */
@@ -274,7 +255,6 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
       Effect.gen(function* () {
         if (rows.length === 0) return []
         yield* ensurePartitions(rows)
-        yield* enterDomainDays(rows)
         const input = yield* clickRows(toColumns(rows), yield* userAgentIdsOf(new Set(rows.map((row) => row.user_agent))))
         return yield* sql<{ link_id: number; clicks: number }>`
           WITH inserted AS (
@@ -440,7 +420,6 @@ export class ClickRepo extends Effect.Service<ClickRepo>()("ClickRepo", {
       Effect.gen(function* () {
         if (batch.size === 0) return []
         yield* ensurePartitions(batch.rows)
-        yield* enterDomainDays(batch.inLinkOrder())
         const ids = yield* userAgentIdsOf(batch.userAgents)
         const sums = batch.summary()
         if (Option.isSome(copyPool)) return yield* copyFresh(copyPool.value, batch, ids, sums)
