@@ -11,8 +11,10 @@
  *   service at that overall rate (requests evenly spaced by support/PacedLoad.ts, an open-loop
  *   generator in a child process) over BENCH_RATE_CONNECTIONS keep-alive connections. On two cores
  *   shared with PostgreSQL and the generator, one 10-second run in three or four has a tail several
- *   times its neighbours' whatever it runs (the bare reference too), so the fixed-rate targets compare
- *   the medians of each scenario's per-run p99 and p99.9 over the rounds, every run's figure printed.
+ *   times its neighbours' whatever it runs (the bare reference too), and the machine's speed drifts
+ *   between rounds, so every target that compares two servers or scenarios takes their ratio within
+ *   each round (saturation req/s, p99 at the fixed rate) and the median of those ratios over the
+ *   rounds; p99.9 under 10 ms takes the median of the rounds' p99.9. Every round's figure is printed.
  * Every round loads, after the reference, the plain links (/l0.., the figures the targets below are
  * about) and three smart-link scenarios (issue #24), in an order that rotates by one each round
  * (saturation round n, and the n-th fixed-rate round over all rates, start at the n-th of plain,
@@ -1069,45 +1071,64 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     )
   }
 
-  // Targets. Fixed rate: the median over the rounds of each run's p99 (p99.9), every run's shown.
+  // Targets. Every comparison pairs the runs of one round (neighbours in time, so a machine that
+  // slows down between rounds slows both) and takes the median over the rounds, each round's shown.
   const rateForTarget = rates.includes(10_000) ? 10_000 : rates[0]
   const atTargetRate = (pick: (r: Run) => boolean) => runs.filter((r) => r.kind === "rate" && r.rate === rateForTarget && pick(r))
+  const roundOf = (r: Run) => Number(/ round (\d+)$/.exec(r.label)?.[1] ?? 1)
+  const middleOf = (values: ReadonlyArray<number>) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    if (sorted.length === 0) return undefined
+    const half = sorted.length / 2
+    return sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[half - 1]! + sorted[half]!) / 2
+  }
+  /** The median over the rounds of `figure(of) / figure(against)`, the two runs of each round paired. */
+  const pairedRatio = (of: ReadonlyArray<Run>, against: ReadonlyArray<Run>, figure: (r: Run) => number | undefined) => {
+    const ratios = of.flatMap((r) => {
+      const partner = against.find((a) => roundOf(a) === roundOf(r))
+      const mine = figure(r)
+      const theirs = partner === undefined ? undefined : figure(partner)
+      return mine === undefined || theirs === undefined || theirs === 0 ? [] : [mine / theirs]
+    })
+    const median = middleOf(ratios)
+    const each = ratios.length > 1 ? ` (median over the rounds of ${ratios.map((v) => v.toFixed(3)).join(", ")})` : ""
+    return { median, text: `${median === undefined ? "n/a" : median.toFixed(3)}${each}` }
+  }
+  /** The median over the rounds of a run's p99 (p99.9), every round's shown. */
   const tail = (of: ReadonlyArray<Run>, figure: "p99" | "p999") => {
     const values = of.flatMap((r) => (r.latency === undefined ? [] : [r.latency[figure]]))
-    const sorted = [...values].sort((a, b) => a - b)
-    const middle =
-      sorted.length === 0
-        ? undefined
-        : sorted.length % 2 === 1
-          ? sorted[(sorted.length - 1) / 2]
-          : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2
+    const median = middleOf(values)
     const each = values.length > 1 ? ` (median of ${values.map((v) => ms(v)).join(", ")})` : ""
-    return { median: middle, text: `${ms(middle)} ms${each}` }
+    return { median, text: `${ms(median)} ms${each}` }
   }
+  const p99 = (r: Run) => r.latency?.p99
+  const speed = (r: Run) => r.requestsPerSecond
   const rateReference = atTargetRate((r) => r.server === "reference")
   const rateService = atTargetRate((r) => r.scenario === "plain")
-  const plainP99 = tail(rateService, "p99")
   const smartLines = SMART_SCENARIOS.flatMap((scenario) => {
-    const own = median(rounded.filter((r) => r.scenario === scenario))
-    const throughput = own === undefined || served === undefined ? Number.NaN : own.requestsPerSecond / served.requestsPerSecond
-    const atRate = tail(atTargetRate((r) => r.scenario === scenario), "p99")
+    const throughput = pairedRatio(rounded.filter((r) => r.scenario === scenario), serviceRuns, speed)
+    const atRate = pairedRatio(atTargetRate((r) => r.scenario === scenario), rateService, p99)
     return [
-      `  ${scenario}: saturation req/s >= 0.9 x the plain links': ${Number.isFinite(throughput) ? throughput.toFixed(3) : "n/a"} ${verdict(throughput >= 0.9)}`,
-      `  ${scenario}: p99 at ${rateForTarget ?? "-"} req/s <= 1.2 x the plain links': ${atRate.text} vs 1.2 x ${ms(plainP99.median)} ms ` +
-        (atRate.median === undefined || plainP99.median === undefined ? "n/a" : verdict(atRate.median <= plainP99.median * 1.2))
+      `  ${scenario}: saturation req/s >= 0.9 x the plain links': ${throughput.text} ` +
+        (throughput.median === undefined ? "n/a" : verdict(throughput.median >= 0.9)),
+      `  ${scenario}: p99 at ${rateForTarget ?? "-"} req/s <= 1.2 x the plain links': ${atRate.text} ` +
+        (atRate.median === undefined ? "n/a" : verdict(atRate.median <= 1.2))
     ]
   })
+  const saturationRatio = pairedRatio(serviceRuns, bareRuns, speed)
   const rateLines =
     rateReference.length === 0 || rateService.length === 0
       ? ["  fixed-rate targets: n/a (no fixed-rate runs)"]
       : (() => {
+          const ratioToReference = pairedRatio(rateService, rateReference, p99)
+          const own = tail(rateService, "p99")
           const ref = tail(rateReference, "p99")
           const own999 = tail(rateService, "p999")
           const ref999 = tail(rateReference, "p999")
           return [
-            `  at ${rateForTarget} req/s: service p99 <= 1.5 x reference p99: ${plainP99.text} vs 1.5 x ${ref.text} = ` +
-              `${ms(ref.median === undefined ? undefined : ref.median * 1.5)} ms ` +
-              `${ref.median === undefined || plainP99.median === undefined ? "n/a" : verdict(plainP99.median <= ref.median * 1.5)}`,
+            `  at ${rateForTarget} req/s: service p99 <= 1.5 x reference p99: ${ratioToReference.text} x ` +
+              (ratioToReference.median === undefined ? "n/a" : verdict(ratioToReference.median <= 1.5)) +
+              `; p99 service ${own.text}, reference ${ref.text}`,
             `  at ${rateForTarget} req/s: service p99.9 < 10 ms: ${own999.text} ${own999.median === undefined ? "n/a" : verdict(own999.median < 10)}` +
               `; the bare reference in the same run: ${ref999.text}`
           ]
@@ -1150,7 +1171,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
         (referenceLoopWorst.max === undefined
           ? "n/a"
           : `${ms(referenceLoopWorst.max)} ms (${referenceLoopWorst.label}; ${referenceLoopWorst.windows} one-second windows)`),
-      `  saturation service/reference req/s >= 0.65: ${Number.isFinite(ratio) ? ratio.toFixed(3) : "n/a"} ${verdict(ratio >= 0.65)}`,
+      `  saturation service/reference req/s >= 0.65: ${saturationRatio.text} ` +
+        (saturationRatio.median === undefined ? "n/a" : verdict(saturationRatio.median >= 0.65)),
       ...smartLines,
       `  every click stored once (stored == answered, after SIGTERM): ${clicksVerdict}`,
       `  PostgreSQL CPU per stored click <= 4.15 µs: ` +

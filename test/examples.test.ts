@@ -53,7 +53,7 @@ afterAll(async () => {
 describe.concurrent("the examples, on the packed package", () => {
   it("installs only the entry points: internal modules are not importable", async () => {
     const manifest: { readonly exports: Record<string, unknown> } = JSON.parse(readFileSync(join(project, "node_modules/link-shortener/package.json"), "utf8"))
-    expect(Object.keys(manifest.exports)).toEqual([".", "./api", "./errors", "./schemas", "./testing", "./package.json"])
+    expect(Object.keys(manifest.exports)).toEqual([".", "./api", "./errors", "./schemas", "./testing", "./heap-flags", "./package.json"])
     const internal = inProject(process.execPath, ["--input-type=module", "-e", "await import('link-shortener/dist/App.js')"])
     await expect(internal).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/)
   })

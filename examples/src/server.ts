@@ -3,6 +3,8 @@
  * on a port of its own (PORT, HOST, ADMIN_EMAIL, ADMIN_PASSWORD and the other variables of the
  * service's README). It prints the address it listens on and serves until SIGINT or SIGTERM.
  */
+// First: V8's allocation-site pretenuring off for the process, before node:http allocates.
+import "link-shortener/heap-flags"
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
