@@ -49,6 +49,31 @@ const destinationPage = Effect.acquireRelease(
   (server) => Effect.sync(server.close)
 )
 
+/** A page answering each GET after `delayMs` with its own og:title, counting the GETs in flight at once. */
+const slowPages = (delayMs: number) =>
+  Effect.acquireRelease(
+    Effect.async<{ url: string; gets: Array<string>; mostAtOnce: () => number; close: () => void }>((resume) => {
+      const gets: Array<string> = []
+      let inFlight = 0
+      let most = 0
+      const server = createServer((req, res) => {
+        gets.push(req.url ?? "")
+        inFlight += 1
+        most = Math.max(most, inFlight)
+        setTimeout(() => {
+          inFlight -= 1
+          res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+          res.end(`<html><head><meta property="og:title" content="Page ${req.url}"></head></html>`)
+        }, delayMs)
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, gets, mostAtOnce: () => most, close: () => server.close() }))
+      })
+    }),
+    (server) => Effect.sync(server.close)
+  )
+
 /** E12: the link's URL replaced. */
 const changeUrl = (user: TestUser, domainId: number, linkId: number, url: string) =>
   Effect.map(call("PATCH", `/api/v4/${domainId}/links/${linkId}`, { token: user.token, body: [{ op: "replace", path: "/url", value: url }] }), (reply) => {
@@ -154,6 +179,30 @@ describe("social previews", () => {
         yield* Effect.sleep("500 millis")
         expect(page.gets.slice(fetched).filter((path) => path === "/autumn?own")).toEqual([])
         yield* crawlerSees(domain.name, own, (reply) => reply.text.includes(`content="Mine"`) && reply.text.includes("/autumn?own"))
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("settings saved for many links at once fetch their destinations four at a time, each link's once, and every link gets its tags", () =>
+      Effect.gen(function* () {
+        const pages = yield* slowPages(1500)
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const stamp = Date.now().toString(36)
+        const links = yield* Effect.forEach(Array.from({ length: 10 }, (_, n) => n), (n) =>
+          Effect.map(newLink(user, domain.id, { url: `${pages.url}/p${n}`, alias: `bulk${n}x${stamp}` }), (id) => ({ n, id }))
+        )
+        // All saved within the first fetches' 1.5 s; the first link's twice more meanwhile: its fetch
+        // under way, the next is queued (the destination is read again) and the third joins it.
+        yield* Effect.forEach(links, ({ id }) => putSettings(user, domain.id, id, { max_clicks: 1000 }), { concurrency: "unbounded" })
+        yield* putSettings(user, domain.id, links[0]!.id, { max_clicks: 2000 })
+        yield* putSettings(user, domain.id, links[0]!.id, { max_clicks: 3000 })
+        for (const { n } of links) {
+          yield* crawlerSees(domain.name, `bulk${n}x${stamp}`, (reply) => reply.text.includes(`content="Page /p${n}"`))
+        }
+        yield* Effect.sleep("400 millis")
+        expect(pages.mostAtOnce()).toBe(4)
+        expect(pages.gets.filter((path) => path === "/p0")).toHaveLength(2)
+        expect(pages.gets.filter((path) => path !== "/p0").sort()).toEqual(links.slice(1).map(({ n }) => `/p${n}`).sort())
       }).pipe(Effect.scoped)
     )
 

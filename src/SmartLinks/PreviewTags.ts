@@ -5,19 +5,38 @@ import { DestinationChanged } from "../Links/DestinationChanged.ts"
 import { UrlChecker } from "../Links/UrlChecker.ts"
 
 /**
+ * Destination pages fetched at once. Each fetch holds a database connection for its reads and a
+ * thread of libuv's pool (4 by default, shared with the click thread's files) for its DNS lookup: a
+ * bulk of settings saves must not take them from requests.
+ */
+const FETCHES_AT_ONCE = 4
+
+/**
  * Preview tags taken from a link's destination: fetched in the background when the settings are saved
  * and again when the link's URL changes, through the 404 check's address policy, time budget and
- * redirect limit, the page read up to PAGE_TAG_BYTES. A page without tags (or no page) forgets what
- * an earlier fetch found. Stored in `link_page_tags` and announced like a change of the link.
+ * redirect limit, the page read up to PAGE_TAG_BYTES, FETCHES_AT_ONCE at a time, the others queued
+ * (a link once, however often it was asked for meanwhile). A page without tags (or no page) forgets
+ * what an earlier fetch found. Stored in `link_page_tags` and announced like a change of the link.
  */
 export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checker = yield* UrlChecker
     const running = yield* FiberSet.make()
+    /** Links waiting for a fetch to end before theirs starts, in the order asked. */
+    const queued = new Set<number>()
+    let active = 0
+    let closing = false
     // Fetches under way finish before the service closes (each within the check's time budget): the
-    // admin CLI saves settings and exits at once.
-    yield* Effect.addFinalizer(() => FiberSet.awaitEmpty(running))
+    // admin CLI saves settings and exits at once. Those still queued are not started.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        closing = true
+        if (queued.size > 0) yield* Effect.logWarning(`preview tags of ${queued.size} destinations not taken: the service stopped first`)
+        queued.clear()
+        yield* FiberSet.awaitEmpty(running)
+      })
+    )
 
     const fetchAndStore = (linkId: number) =>
       Effect.gen(function* () {
@@ -36,6 +55,28 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
         Effect.catchAllCause((cause) => Effect.logWarning("preview tags of a destination not stored", cause)),
         Effect.annotateLogs("link_id", linkId)
       )
+
+    const start = (linkId: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        active += 1
+        return FiberSet.run(running, fetchAndStore(linkId).pipe(Effect.ensuring(Effect.suspend(startNext))))
+      })
+
+    const startNext = (): Effect.Effect<void> => {
+      active -= 1
+      const next: number | undefined = closing ? undefined : queued.values().next().value
+      if (next === undefined) return Effect.void
+      queued.delete(next)
+      return start(next)
+    }
+
+    /** The link's destination fetched now, or after those before it when FETCHES_AT_ONCE are under way. */
+    const fetchInBackground = (linkId: number) =>
+      Effect.suspend(() => {
+        if (active < FETCHES_AT_ONCE) return start(linkId)
+        queued.add(linkId)
+        return Effect.void
+      })
 
     const announce = (linkId: number) =>
       sql`SELECT pg_notify('links_changes', 'l:' || domain_id || ':' || lower(alias)) FROM links WHERE id = ${linkId}`
@@ -59,14 +100,14 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
         Effect.gen(function* () {
           if (!(yield* takesFromDestination(linkId))) return
           yield* forget(linkId)
-          yield* FiberSet.run(running, fetchAndStore(linkId))
+          yield* fetchInBackground(linkId)
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("preview tags of a new destination not taken", cause))),
       /**
        * After a link's settings were saved: without `og` of their own (and not cleared), its
        * destination's tags are taken in the background; otherwise any taken before are forgotten.
        */
       settingsSaved: (linkId: number, takeFromDestination: boolean) =>
-        takeFromDestination ? FiberSet.run(running, fetchAndStore(linkId)).pipe(Effect.asVoid) : forget(linkId)
+        takeFromDestination ? fetchInBackground(linkId) : forget(linkId)
     }
   })
 }) {}
