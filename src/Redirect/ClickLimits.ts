@@ -35,7 +35,8 @@ const ENSURE_ROWS = {
  * to the limit), gives the visits asked for a turn each while `used + leased` stays within the limit
  * (`granted`), lends this instance `lent` more slots when an eighth of the room left is at least $8
  * (`MIN_BLOCK`), and records the lease it now holds, the slots it keeps and those lent, until $9 ms
- * from now. The plan walks $1 (sorted) and looks each row up, so instances lock rows in one order.
+ * from now. The leases taken back are summed per link once and joined (`freed`); `f` is kept in link
+ * order, which the plan walks, looking each row up, so instances lock rows in one order.
  * The commit does not wait for the write-ahead log to reach the disk (docs/DECISIONS.md, exact click
  * limits).
  */
@@ -48,11 +49,13 @@ const TAKE_MANY = {
            DELETE FROM link_limit_leases x USING w
            WHERE x.link_id = w.link_id AND (x.instance = $7::uuid OR x.expires_at < now())
            RETURNING x.link_id, x.instance = $7::uuid AS own, x.slots
-         ), f AS (
-           SELECT w.link_id, w.max, w.n, w.consumed, w.want,
-                  coalesce((SELECT sum(g.slots) FROM gone g WHERE g.link_id = w.link_id), 0)::bigint AS freed,
-                  CASE WHEN EXISTS (SELECT FROM gone g WHERE g.link_id = w.link_id AND g.own) THEN w.keep ELSE 0 END AS keep
-           FROM w
+         ), freed AS (
+           SELECT link_id, sum(slots)::bigint AS slots, bool_or(own) AS own FROM gone GROUP BY link_id
+         ), f AS MATERIALIZED (
+           SELECT w.link_id, w.max, w.n, w.consumed, w.want, coalesce(freed.slots, 0)::bigint AS freed,
+                  CASE WHEN freed.own THEN w.keep ELSE 0 END AS keep
+           FROM w LEFT JOIN freed ON freed.link_id = w.link_id
+           ORDER BY w.link_id
          ), counted AS (
            UPDATE link_limits l SET (used, leased, granted, lent) = (
              SELECT u + g, r + b, g, b
