@@ -367,6 +367,8 @@ interface Run {
   readonly scenario: Scenario
   readonly label: string
   readonly kind: Kind
+  /** Its round among the runs of its kind and rate (0: a warm-up). */
+  readonly round: number
   /** The overall rate asked of autocannon (fixed-rate runs). */
   readonly rate: number | undefined
   readonly connections: number
@@ -422,6 +424,7 @@ interface Target {
 interface RunSpec {
   readonly label: string
   readonly kind: Kind
+  readonly round: number
   readonly duration: number
   readonly connections: number
   readonly rate?: number
@@ -557,6 +560,7 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
     server: target.server,
     scenario: target.scenario,
     label: spec.label,
+    round: spec.round,
     kind: spec.kind,
     rate: spec.rate,
     connections: spec.rate === undefined ? spec.connections : Math.min(spec.connections, spec.rate),
@@ -785,7 +789,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     { ...serviceTarget, scenario: "limited", requests: requestsOf("c", SMART_LINKS) }
   ]
   const runs: Array<Run> = []
-  const saturation = (label: string, kind: Kind, duration: number): RunSpec => ({ label, kind, duration, connections })
+  const saturation = (label: string, kind: Kind, duration: number, round = 0): RunSpec => ({ label, kind, round, duration, connections })
   if (warmUpSeconds > 0) {
     process.stderr.write("warming up the reference, then the service...\n")
     runs.push(await load(referenceTarget, saturation("reference warm-up", "warm-up", warmUpSeconds), store))
@@ -805,8 +809,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   for (let round = 1; round <= rounds; round++) {
     const order = rotated(round - 1)
     process.stderr.write(`round ${round} of ${rounds}: reference, then ${orderOf(order)}...\n`)
-    runs.push(await load(referenceTarget, saturation(`reference round ${round}`, "saturation", seconds), store))
-    for (const target of order) runs.push(await load(target, saturation(`${nameOf(target)} round ${round}`, "saturation", seconds), store))
+    runs.push(await load(referenceTarget, saturation(`reference round ${round}`, "saturation", seconds, round), store))
+    for (const target of order) runs.push(await load(target, saturation(`${nameOf(target)} round ${round}`, "saturation", seconds, round), store))
   }
   let rotation = 0
   for (const rate of rates) {
@@ -817,6 +821,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       const spec = (name: string): RunSpec => ({
         label: `${name} at ${rate} req/s${suffix}`,
         kind: "rate",
+        round,
         duration: rateSeconds,
         connections: rateConnections,
         rate
@@ -851,8 +856,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     vs
   ]
   const roundRows = rounded.map((r) => {
-    const round = /round (\d+)$/.exec(r.label)?.[1]
-    const partner = bareRuns.find((b) => b.label === `reference round ${round}`)
+    const partner = bareRuns.find((b) => b.round === r.round)
     const vs = r.server === "reference" ? "reference" : partner === undefined ? "?" : (r.requestsPerSecond / partner.requestsPerSecond).toFixed(3)
     return roundRow(r, r.label, vs)
   })
@@ -884,7 +888,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
     if (middle !== undefined) kinds.push({ name: `saturation ${scenario}`, server: "service", shown: middle, cost: costOf(own) })
   }
   for (const r of runs.filter((r) => r.kind === "rate")) {
-    const round = / round \d+$/.exec(r.label)?.[0] ?? ""
+    const round = rateRounds > 1 ? ` round ${r.round}` : ""
     kinds.push({ name: `rate ${r.rate} ${r.scenario === "plain" ? "service" : r.scenario}${round}`, server: r.server, shown: r, cost: costOf([r]) })
   }
   process.stdout.write(
@@ -1080,7 +1084,6 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   // slows down between rounds slows both) and takes the median over the rounds, each round's shown.
   const rateForTarget = rates.includes(10_000) ? 10_000 : rates[0]
   const atTargetRate = (pick: (r: Run) => boolean) => runs.filter((r) => r.kind === "rate" && r.rate === rateForTarget && pick(r))
-  const roundOf = (r: Run) => Number(/ round (\d+)$/.exec(r.label)?.[1] ?? 1)
   const middleOf = (values: ReadonlyArray<number>) => {
     const sorted = [...values].sort((a, b) => a - b)
     if (sorted.length === 0) return undefined
@@ -1090,7 +1093,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
   /** The median over the rounds of `figure(of) / figure(against)`, the two runs of each round paired. */
   const pairedRatio = (of: ReadonlyArray<Run>, against: ReadonlyArray<Run>, figure: (r: Run) => number | undefined) => {
     const ratios = of.flatMap((r) => {
-      const partner = against.find((a) => roundOf(a) === roundOf(r))
+      const partner = against.find((a) => a.round === r.round)
       const mine = figure(r)
       const theirs = partner === undefined ? undefined : figure(partner)
       return mine === undefined || theirs === undefined || theirs === 0 ? [] : [mine / theirs]
