@@ -329,8 +329,11 @@ describe("click leases", () => {
           expect(turns.exhausted).toBe(max / 2)
           expect(turns.last).toBeLessThanOrEqual(1)
           expect(tally(first).exhausted + tally(second).exhausted).toBe(max / 2)
-          // Leases answered most visits: far fewer round trips than visits.
-          expect((yield* roundTrips).trips - before.trips).toBeLessThan(max / 4)
+          // Leases answered most visits: far fewer round trips than the 1.5 x max visits (without
+          // leases, about one trip per two, the streams' visits batched). Near the limit each trip
+          // carries the visits that arrived during the last one, so a cheaper statement means more,
+          // smaller trips: CI saw 508 for max 2000 once the statement lost its n² scan.
+          expect((yield* roundTrips).trips - before.trips).toBeLessThan(max / 3)
           expect(yield* rowOf(id)).toEqual({ used: max, leased: 0, leases: [] })
           // The visit numbered max_clicks, when it went by a round trip, is `last` and its caller
           // archives the link; when the last slot was answered from a lease, the counter does.
