@@ -1001,7 +1001,13 @@ const run = async (cleanup: Cleanup): Promise<number> => {
                   `clicks max ${ms(r.loop.threads.clicks.max)} p99 ${ms(r.loop.threads.clicks.p99)} ` +
                   `lowest p50 ${ms(r.loop.threads.clicks.p50Min)} ` +
                   `(run-queue wait ms/s ${waitFigure(r.loop.threads.clicks.time)}, CPU ms/s ${perSecond(r.loop.threads.clicks.time, "cpu")}) ` +
-                  `(${r.loop.scrapes} scrapes, ${r.loop.threads.redirect.windows} with the redirect gauge, ${r.loop.threads.clicks.windows} with the clicks gauge)`
+                  `(${r.loop.scrapes} scrapes, ${r.loop.threads.redirect.windows} with the redirect gauge, ${r.loop.threads.clicks.windows} with the clicks gauge)`,
+                ...(r.loop.clickLimits === undefined || r.loop.clickLimits.visits === 0
+                  ? []
+                  : [
+                      `click-limit counter: ${r.loop.clickLimits.visits} visits, ${r.loop.clickLimits.roundTrips} round trips, ` +
+                        `${r.loop.clickLimits.waits} visits waited for one`
+                    ])
               ]),
           ...(r.server === "service"
             ? [

@@ -313,6 +313,31 @@ describe("click leases", () => {
       }).pipe(Effect.scoped)
     )
 
+    it.effect("top-ups of many links that fall due within milliseconds of each other, no visit waiting, share a round trip", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const ids: Array<number> = []
+        for (let i = 0; i < 20; i++) ids.push(yield* newLink(user, domain.id))
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000 }))
+        // Every link's first visit, in one round trip: a first block of 64 each.
+        yield* Effect.promise(() => Promise.all(ids.map((id) => limits.take(id, 1_000_000))))
+        const before = yield* roundTrips
+        // 33 more visits of each link in turn, a millisecond apart: 31 held, half the block spent, a top-up due.
+        for (const id of ids) {
+          expect(tally(yield* takeAtOnce(limits, id, 33, 1_000_000)).allowed).toBe(33)
+          yield* Effect.sleep(1)
+        }
+        yield* Effect.sleep(200)
+        const after = yield* roundTrips
+        expect(after.waits - before.waits).toBe(0)
+        // Sent as each fell due, they took a round trip each, or one for those due while one was under way.
+        expect(after.trips - before.trips).toBeGreaterThan(0)
+        expect(after.trips - before.trips).toBeLessThanOrEqual(4)
+        for (const id of ids) expect((yield* rowOf(id)).leases).toHaveLength(1)
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("two counters (as two instances) streaming visits of a link from far to near its limit: exactly max_clicks get a turn, and the last one archives the link", () =>
       Effect.gen(function* () {
         const user = yield* newUser()

@@ -64,10 +64,33 @@ export interface ThreadTimeSpan {
   readonly worstWait: number
 }
 
+/** What the click-limit counter's counters grew by over a run (click_limit_*_total). */
+export interface ClickLimitSpan {
+  readonly roundTrips: number
+  readonly visits: number
+  readonly waits: number
+}
+
 export interface LoopDelayWatch {
   /** Scrapes that answered. */
   readonly scrapes: number
   readonly threads: Readonly<Record<Thread, ThreadDelay>>
+  /** Undefined when no scrape had them (the reference). */
+  readonly clickLimits?: ClickLimitSpan | undefined
+}
+
+const CLICK_LIMIT_COUNTERS = {
+  roundTrips: "click_limit_round_trips_total",
+  visits: "click_limit_visits_total",
+  waits: "click_limit_waits_total"
+} as const
+
+const clickLimitReading = (samples: ReadonlyArray<PrometheusSample>): ClickLimitSpan | undefined => {
+  const value = (name: string) => samples.find((s) => s.name === name)?.value
+  const roundTrips = value(CLICK_LIMIT_COUNTERS.roundTrips)
+  const visits = value(CLICK_LIMIT_COUNTERS.visits)
+  const waits = value(CLICK_LIMIT_COUNTERS.waits)
+  return roundTrips === undefined || visits === undefined || waits === undefined ? undefined : { roundTrips, visits, waits }
 }
 
 const METRIC = "event_loop_delay_seconds"
@@ -170,11 +193,15 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
   let scrapes = 0
   const figures = perThread(noFigures)
   const times = perThread(() => new TimeTrack())
+  let limitsFirst: ClickLimitSpan | undefined
+  let limitsLast: ClickLimitSpan | undefined
   const take = async (delays = true) => {
     const samples = await scrape(baseUrl)
     if (samples === undefined) return
     const at = performance.now()
     for (const thread of THREADS) times[thread].add(samples, thread, at)
+    limitsLast = clickLimitReading(samples) ?? limitsLast
+    limitsFirst ??= limitsLast
     if (!delays) return
     scrapes++
     for (const thread of THREADS) {
@@ -198,7 +225,15 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
       stopping = true
       await loop
       await take()
-      return { scrapes, threads: perThread((thread) => delayOf(figures[thread], times[thread].span())) }
+      const clickLimits =
+        limitsFirst === undefined || limitsLast === undefined
+          ? undefined
+          : {
+              roundTrips: limitsLast.roundTrips - limitsFirst.roundTrips,
+              visits: limitsLast.visits - limitsFirst.visits,
+              waits: limitsLast.waits - limitsFirst.waits
+            }
+      return { scrapes, threads: perThread((thread) => delayOf(figures[thread], times[thread].span())), clickLimits }
     }
   }
 }

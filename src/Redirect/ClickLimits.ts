@@ -30,13 +30,17 @@ const ENSURE_ROWS = {
 
 /**
  * One statement for the visits waiting and the leases due, of any number of links. It first takes
- * back this instance's lease of each link and any lease past its expiry (their slots free again),
- * then, under the row's lock, adds the slots this instance answered from its lease to `used` (at most
- * to the limit), gives the visits asked for a turn each while `used + leased` stays within the limit
- * (`granted`), lends this instance `lent` more slots when an eighth of the room left is at least $8
- * (`MIN_BLOCK`), and records the lease it now holds, the slots it keeps and those lent, until $9 ms
- * from now. The leases taken back are summed per link once and joined (`freed`); `f` is kept in link
- * order, which the plan walks, looking each row up, so instances lock rows in one order.
+ * back this instance's lease of each link (locked, `mine`) and deletes any other instance's lease
+ * past its expiry (`gone`): their slots free again. Then, under the row's lock, it adds the slots
+ * this instance answered from its lease to `used` (at most to the limit), gives the visits asked for
+ * a turn each while `used + leased` stays within the limit (`granted`), lends this instance `lent`
+ * more slots when an eighth of the room left is at least $8 (`MIN_BLOCK`), and writes the lease it
+ * now holds, the slots it keeps and those lent, until $9 ms from now: in place (`held`: no indexed
+ * column changes, so the update stays on the row's page and leaves no index entry behind), or
+ * deleted when it holds none (`dropped`). Each table is joined to the links asked for: a hash join
+ * over a small table, lookups through its key over a large one (`= ANY ($1)` in a filter would
+ * compare every row with every link). `f` is kept in link order, which a plan of lookups walks, so
+ * instances lock rows in one order.
  * The commit does not wait for the write-ahead log to reach the disk (docs/DECISIONS.md, exact click
  * limits).
  */
@@ -45,12 +49,16 @@ const TAKE_MANY = {
   text: `WITH w AS (
            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
              AS w (link_id, max, n, consumed, keep, want)
+         ), mine AS (
+           SELECT x.link_id, x.slots, true AS own FROM link_limit_leases x JOIN w ON x.link_id = w.link_id
+           WHERE x.instance = $7::uuid
+           FOR UPDATE OF x
          ), gone AS (
            DELETE FROM link_limit_leases x USING w
-           WHERE x.link_id = w.link_id AND (x.instance = $7::uuid OR x.expires_at < now())
-           RETURNING x.link_id, x.instance = $7::uuid AS own, x.slots
+           WHERE x.link_id = w.link_id AND x.instance <> $7::uuid AND x.expires_at < now()
+           RETURNING x.link_id, x.slots, false AS own
          ), freed AS (
-           SELECT link_id, sum(slots)::bigint AS slots, bool_or(own) AS own FROM gone GROUP BY link_id
+           SELECT link_id, sum(slots)::bigint AS slots, bool_or(own) AS own FROM (TABLE mine UNION ALL TABLE gone) back GROUP BY link_id
          ), f AS MATERIALIZED (
            SELECT w.link_id, w.max, w.n, w.consumed, w.want, coalesce(freed.slots, 0)::bigint AS freed,
                   CASE WHEN freed.own THEN w.keep ELSE 0 END AS keep
@@ -69,6 +77,10 @@ const TAKE_MANY = {
          ), held AS (
            INSERT INTO link_limit_leases (link_id, instance, slots, expires_at)
            SELECT link_id, $7::uuid, keep + lent, now() + $9 * interval '1 millisecond' FROM counted WHERE keep + lent > 0
+           ON CONFLICT (link_id, instance) DO UPDATE SET slots = excluded.slots, expires_at = excluded.expires_at
+         ), dropped AS (
+           DELETE FROM link_limit_leases x USING counted c
+           WHERE x.link_id = c.link_id AND x.instance = $7::uuid AND c.keep + c.lent = 0
          )
          SELECT link_id, used - granted AS before, granted, lent, keep AS kept, leased - keep - lent AS others, used FROM counted`
 }

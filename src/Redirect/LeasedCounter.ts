@@ -60,6 +60,13 @@ const RESERVE_SHARE = 4
 const FORGET_MS = 60_000
 /** Visits that found the room held by other instances' leases ask again after this long. */
 const RETRY_MS = 20
+/**
+ * Leases due with no visit waiting (top-ups, renewals, cuts) wait this long (at most a twentieth of
+ * the lease's life) for others to share their round trip: a top-up leaves half a block, which lasts
+ * a second at the link's rate, so it has time to spare; and a statement's fixed cost, spread over one
+ * or two links, was most of what click-limited links cost PostgreSQL.
+ */
+const LINGER_MS = 25
 
 interface Visit {
   readonly resolve: (turn: Turn) => void
@@ -104,8 +111,9 @@ const turnOf = (used: number, max: number): Turn => (used === max ? "last" : "al
  * of slots of each link it counts, sized to the link's recent rate; the link's row lends it while
  * the room left is large (docs/DECISIONS.md, exact click limits), and the link's next visits are
  * answered from it without a round trip. A lease is topped up when half spent, renewed halfway
- * through its life, cut to a reserve after `idleMs` without visits (`sweep`), and given back by `stop`. `reached` archives a
- * link whose last slots were answered from leases.
+ * through its life, cut to a reserve after `idleMs` without visits (`sweep`), and given back by
+ * `stop`; a round trip that carries leases alone, no visit, waits `LINGER_MS` for others to join it.
+ * `reached` archives a link whose last slots were answered from leases.
  */
 export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: number) => void, times: LeaseTimes) => {
   let waiting = new Map<number, Waiting>()
@@ -114,9 +122,19 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
   let running = false
   let stopping = false
   const stopped: Array<() => void> = []
+  const lingerMs = Math.min(LINGER_MS, times.leaseMs / 20)
+  let lingering: ReturnType<typeof setTimeout> | undefined
+
+  const linger = () => {
+    lingering ??= setTimeout(() => {
+      lingering = undefined
+      if (!running) flush(true)
+    }, lingerMs)
+  }
 
   const kick = () => {
     if (running) return
+    if (waiting.size === 0 && !stopping) return linger()
     running = true
     setImmediate(flush)
   }
@@ -202,7 +220,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     }, RETRY_MS)
   }
 
-  const flush = () => {
+  const flush = (lingered = false) => {
     const now = performance.now()
     for (const [id, entry] of waiting) {
       const lease = leases.get(id)
@@ -217,6 +235,12 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       for (const done of stopped.splice(0)) done()
       return
     }
+    if (waiting.size === 0 && !stopping && !lingered) {
+      running = false
+      return linger()
+    }
+    clearTimeout(lingering)
+    lingering = undefined
     running = true
     const { asked, batch } = collect(now)
     send(asked, batch, now)
