@@ -240,19 +240,26 @@ const statusOf = (id: number) =>
 
 describe("click leases", () => {
   layer(TestServer(), { excludeTestServices: true, timeout: 60_000 })((it) => {
-    it.effect("after idleMs without visits a lease is cut to a reserve of a quarter of its block, given back when the lease would need renewing; all go back when the counter stops; used counts exactly the visits answered", () =>
+    it.effect("after idleMs without visits a lease is cut to a reserve of a quarter of its block, renewed until forgetMs, then given back; all go back when the counter stops; used counts exactly the visits answered", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const times = { leaseMs: 1000, idleMs: 200 }
+        const times = { leaseMs: 1000, idleMs: 200, forgetMs: 2500 }
         yield* Effect.scoped(
           Effect.gen(function* () {
             const limits = yield* built(ClickLimits.layerDatabaseWith(times))
             expect(tally(yield* takeAtOnce(limits, id, 3, 1_000_000)).allowed).toBe(3)
+            const visited = performance.now()
             expect(yield* rowOf(id)).toEqual({ used: 3, leased: 64, leases: [64] })
             yield* Effect.sleep(400)
             expect(yield* rowOf(id)).toEqual({ used: 3, leased: 16, leases: [16] })
-            // The reserve's statement renewed the lease: it needs renewing again 500 ms later.
-            yield* Effect.sleep(900)
+            // Past the lease's life (1 s) the reserve is still there: renewed halfway through it.
+            yield* Effect.sleep(1600)
+            expect(yield* rowOf(id)).toEqual({ used: 3, leased: 16, leases: [16] })
+            const expiry = yield* Effect.flatMap(DatabasePool, ({ pool }) =>
+              Effect.promise(() => pool.query<{ left: number }>("SELECT extract(epoch FROM expires_at - now()) * 1000 AS left FROM link_limit_leases WHERE link_id = $1", [id]))
+            )
+            expect(Number(expiry.rows[0]!.left)).toBeGreaterThan(0)
+            yield* Effect.sleep(Math.max(0, visited + times.forgetMs + 400 - performance.now()))
             expect(yield* rowOf(id)).toEqual({ used: 3, leased: 0, leases: [] })
             expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
             expect((yield* rowOf(id)).leased).toBeGreaterThan(0)
@@ -265,7 +272,7 @@ describe("click leases", () => {
     it.effect("a visit the lease holds a slot for is answered at once, without a promise; one past the lease waits for the round trip", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000 }))
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000, forgetMs: 60_000 }))
         const first = limits.visit(id, 20)
         expect(first).toBeInstanceOf(Promise)
         expect(yield* Effect.promise(() => Promise.resolve(first))).toBe("allowed")
@@ -285,7 +292,7 @@ describe("click leases", () => {
     it.effect("near its limit (an eighth of the room no lease holds less than a block) an idle link's lease goes back whole", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200 }))
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200, forgetMs: 60_000 }))
         // 399 left: an eighth is 49, lent of the 64 asked; 350 free after, less than 8 blocks.
         expect(yield* Effect.promise(() => limits.take(id, 400))).toBe("allowed")
         expect(yield* rowOf(id)).toEqual({ used: 1, leased: 49, leases: [49] })
@@ -297,7 +304,7 @@ describe("click leases", () => {
     it.effect("at a steady rate no visit waits for a round trip after the first; nor does a burst after a pause longer than idleMs", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200 }))
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 200, forgetMs: 60_000 }))
         const before = yield* roundTrips
         expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
         const first = yield* roundTrips
@@ -319,7 +326,7 @@ describe("click leases", () => {
         const domain = yield* newShortDomain(user)
         const ids: Array<number> = []
         for (let i = 0; i < 20; i++) ids.push(yield* newLink(user, domain.id))
-        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000 }))
+        const limits = yield* built(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 5_000, forgetMs: 60_000 }))
         // Every link's first visit, in one round trip: a first block of 64 each.
         yield* Effect.promise(() => Promise.all(ids.map((id) => limits.take(id, 1_000_000))))
         const before = yield* roundTrips
@@ -342,7 +349,7 @@ describe("click leases", () => {
       Effect.gen(function* () {
         const user = yield* newUser()
         const domain = yield* newShortDomain(user)
-        const times = { leaseMs: 10_000, idleMs: 200 }
+        const times = { leaseMs: 10_000, idleMs: 200, forgetMs: 60_000 }
         const a = yield* built(ClickLimits.layerDatabaseWith(times))
         const b = yield* built(ClickLimits.layerDatabaseWith(times))
         for (const max of [1000, 2000]) {
@@ -377,7 +384,7 @@ describe("click leases", () => {
           Effect.sync(() => new pg.Pool({ ...config, max: 1, statement_timeout: 200 })),
           (pool) => Effect.promise(() => pool.end())
         )
-        const limits = yield* built(Layer.provide(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 300 }), Layer.succeed(DatabasePool, { ...shared, pool: own })))
+        const limits = yield* built(Layer.provide(ClickLimits.layerDatabaseWith({ leaseMs: 10_000, idleMs: 300, forgetMs: 60_000 }), Layer.succeed(DatabasePool, { ...shared, pool: own })))
         expect(yield* Effect.promise(() => limits.take(id, 1_000_000))).toBe("allowed")
         expect(tally(yield* takeAtOnce(limits, id, 5, 1_000_000)).allowed).toBe(5)
         // The lease is cut to its reserve (16 of the block of 64) after 300 ms without visits; the lease
@@ -394,7 +401,7 @@ describe("click leases", () => {
     it.effect("the lease of a counter that can no longer reach PostgreSQL (a crash, as the others see it) is taken back when it expires: the limit is still reached", () =>
       Effect.gen(function* () {
         const id = yield* freshLink
-        const times = { leaseMs: 1000, idleMs: 10_000 }
+        const times = { leaseMs: 1000, idleMs: 10_000, forgetMs: 60_000 }
         const shared = yield* DatabasePool
         const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
         const own = new pg.Pool({ ...config, max: 1 })

@@ -34,13 +34,17 @@ export interface Counted {
 /** One round trip counting the visits of every link asked for; a link left out got no turn. */
 export type Count = (asked: ReadonlyMap<number, Asked>) => Promise<ReadonlyMap<number, Counted>>
 
-/** How long a lease lasts unless renewed, and how long a link goes unvisited before its slots go back. */
+/**
+ * How long a lease lasts unless renewed, how long a link goes unvisited before its lease is cut to a
+ * reserve, and how long before the reserve goes back too and the link is forgotten, its rate with it.
+ */
 export interface LeaseTimes {
   readonly leaseMs: number
   readonly idleMs: number
+  readonly forgetMs: number
 }
 
-export const LEASE_TIMES: LeaseTimes = { leaseMs: 10_000, idleMs: 1_000 }
+export const LEASE_TIMES: LeaseTimes = { leaseMs: 10_000, idleMs: 1_000, forgetMs: 60_000 }
 
 /** The fewest slots worth a lease; the counter lends none when its share of the room is smaller. */
 export const MIN_BLOCK = 4
@@ -54,10 +58,8 @@ const MAX_BLOCK = 10_000
 /** The rate is measured over at least this long, or this long at the least once the window's visits exceed a block. */
 const RATE_WINDOW_MS = 50
 const SHORT_WINDOW_MS = 10
-/** An idle link keeps this part of its block, while far from its limit, until its lease would need renewing. */
+/** An idle link keeps this part of its block, while far from its limit, until it is forgotten. */
 const RESERVE_SHARE = 4
-/** A link unvisited this long is forgotten, its rate with it. */
-const FORGET_MS = 60_000
 /** Visits that found the room held by other instances' leases ask again after this long. */
 const RETRY_MS = 20
 /**
@@ -274,7 +276,8 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
   /**
    * After `idleMs` without visits a lease is cut down to a reserve (a quarter of its block) that
    * answers the link's next burst at once while its top-up goes, when the link was far from its
-   * limit; the reserve goes back too when the lease would need renewing, or at once near the limit.
+   * limit; the reserve is renewed with the lease until `forgetMs` without visits, and goes back
+   * then, or as soon as a statement finds the link near its limit.
    */
   const sweep = () => {
     const now = performance.now()
@@ -282,11 +285,11 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       if (now - lease.lastVisit >= times.idleMs) {
         if (lease.carried) continue
         if (lease.held === 0 && lease.consumed === 0) {
-          if (now - lease.lastVisit >= FORGET_MS) leases.delete(id)
+          if (now - lease.lastVisit >= times.forgetMs) leases.delete(id)
           continue
         }
-        const reserve = lease.roomy && now < lease.renewAt ? Math.ceil(lease.want / RESERVE_SHARE) : 0
-        if (lease.held > reserve || lease.consumed > 0) {
+        const reserve = lease.roomy && now - lease.lastVisit < times.forgetMs ? Math.ceil(lease.want / RESERVE_SHARE) : 0
+        if (lease.held > reserve || lease.consumed > 0 || now >= lease.renewAt) {
           lease.keepAtMost = reserve
           due.add(id)
         }
