@@ -126,72 +126,122 @@ class Facts {
   }
 }
 
-type Test = (facts: Facts) => boolean
-
-/** Whether every test passes: a loop, not `every` with a closure made per rule and visit. */
-const passes = (tests: ReadonlyArray<Test>, facts: Facts) => {
-  for (const test of tests) if (!test(facts)) return false
-  return true
+const enum Kind {
+  After,
+  Before,
+  Query,
+  Cidr,
+  Language,
+  Device,
+  Os,
+  Browser,
+  Country,
+  Region,
+  City
 }
 
-const among = (values: ReadonlyArray<string>, read: (facts: Facts) => string | null): Test => {
-  const accepted = new Set(values.map((value) => value.toLowerCase()))
-  return (facts) => {
-    const value = read(facts)
-    return value !== null && accepted.has(value.toLowerCase())
-  }
+/**
+ * One condition as data, read by `holds`: every link's conditions have this one shape and one
+ * evaluator, so the redirect path runs the same code for a thousand links' rules (closures made per
+ * link cost it 2-4 µs a visit over 1,000 links, against 0.7 over one).
+ */
+class Test {
+  constructor(
+    readonly kind: Kind,
+    /** Lower case (country: upper case): device, os, browser, country, region, city. */
+    readonly values: ReadonlySet<string> | null,
+    /** Language tags, lower case. */
+    readonly tags: ReadonlyArray<string> | null,
+    readonly seconds: number,
+    readonly query: ReadonlyArray<readonly [string, string | true]> | null,
+    readonly subnets: BlockList | null
+  ) {}
 }
 
-const languageTest = (values: ReadonlyArray<string>): Test => {
-  const tags = values.map((value) => value.toLowerCase())
-  return (facts) => {
-    const preferred = facts.preferredLanguage
-    return preferred !== "" && tags.some((tag) => preferred === tag || preferred.startsWith(`${tag}-`))
-  }
-}
+const valuesTest = (kind: Kind, values: ReadonlyArray<string>) => new Test(kind, new Set(values.map((value) => value.toLowerCase())), null, 0, null, null)
+// Stored upper case, as GeoIP has them: compared as they are, with no string made per visit.
+const countryTest = (values: ReadonlyArray<string>) => new Test(Kind.Country, new Set(values.map((value) => value.toUpperCase())), null, 0, null, null)
+const timeTest = (kind: Kind.After | Kind.Before, seconds: number) => new Test(kind, null, null, seconds, null, null)
 
-const cidrTest = (values: ReadonlyArray<string>): Test => {
+const cidrTest = (values: ReadonlyArray<string>) => {
   const list = new BlockList()
   for (const value of values) {
     const subnet = parseSubnet(value)
     if (subnet !== undefined) list.addSubnet(subnet.ip, subnet.bits, subnet.family)
   }
-  return (facts) => {
-    const ip = facts.visit.ip
-    const family = ip.includes(":") ? "ipv6" : "ipv4"
-    try {
-      return list.check(ip, family)
-    } catch {
-      return false
-    }
+  return new Test(Kind.Cidr, null, null, 0, null, list)
+}
+
+const inList = (list: BlockList, ip: string) => {
+  try {
+    return list.check(ip, ip.includes(":") ? "ipv6" : "ipv4")
+  } catch {
+    return false
   }
 }
 
-const queryTest = (expected: Readonly<Record<string, string | true>>): Test => {
-  const entries = Object.entries(expected)
-  return (facts) => entries.every(([name, value]) => (value === true ? facts.query.has(name) : facts.query.getAll(name).includes(value)))
+const queryHolds = (expected: ReadonlyArray<readonly [string, string | true]>, query: URLSearchParams) => {
+  for (const [name, value] of expected) {
+    if (value === true ? !query.has(name) : !query.getAll(name).includes(value)) return false
+  }
+  return true
+}
+
+const languageHolds = (tags: ReadonlyArray<string>, preferred: string) => {
+  if (preferred === "") return false
+  for (const tag of tags) if (preferred === tag || preferred.startsWith(`${tag}-`)) return true
+  return false
+}
+
+const has = (values: ReadonlySet<string> | null, value: string | null) => value !== null && values !== null && values.has(value)
+
+const holds = (test: Test, facts: Facts): boolean => {
+  switch (test.kind) {
+    case Kind.After:
+      return facts.now >= test.seconds
+    case Kind.Before:
+      return facts.now < test.seconds
+    case Kind.Query:
+      return queryHolds(test.query ?? [], facts.query)
+    case Kind.Cidr:
+      return test.subnets !== null && inList(test.subnets, facts.visit.ip)
+    case Kind.Language:
+      return languageHolds(test.tags ?? [], facts.preferredLanguage)
+    case Kind.Device:
+      return has(test.values, facts.traits.device)
+    case Kind.Os:
+      return has(test.values, facts.traits.os)
+    case Kind.Browser:
+      return has(test.values, facts.traits.browser)
+    case Kind.Country:
+      return has(test.values, facts.location.country)
+    case Kind.Region:
+      return has(test.values, facts.location.region?.toLowerCase() ?? null)
+    case Kind.City:
+      return has(test.values, facts.location.city?.toLowerCase() ?? null)
+  }
+}
+
+/** Whether every test holds. */
+const passes = (tests: ReadonlyArray<Test>, facts: Facts) => {
+  for (const test of tests) if (!holds(test, facts)) return false
+  return true
 }
 
 /** The tests of one rule's conditions, cheapest first. */
 const testsOf = (when: Conditions): ReadonlyArray<Test> => {
   const tests: Array<Test> = []
-  if (when.after !== undefined) {
-    const after = when.after
-    tests.push((facts) => facts.now >= after)
-  }
-  if (when.before !== undefined) {
-    const before = when.before
-    tests.push((facts) => facts.now < before)
-  }
-  if (when.query !== undefined) tests.push(queryTest(when.query))
+  if (when.after !== undefined) tests.push(timeTest(Kind.After, when.after))
+  if (when.before !== undefined) tests.push(timeTest(Kind.Before, when.before))
+  if (when.query !== undefined) tests.push(new Test(Kind.Query, null, null, 0, Object.entries(when.query), null))
   if (when.cidr !== undefined) tests.push(cidrTest(when.cidr))
-  if (when.language !== undefined) tests.push(languageTest(when.language))
-  if (when.device !== undefined) tests.push(among(when.device, (facts) => facts.traits.device))
-  if (when.os !== undefined) tests.push(among(when.os, (facts) => facts.traits.os))
-  if (when.browser !== undefined) tests.push(among(when.browser, (facts) => facts.traits.browser))
-  if (when.country !== undefined) tests.push(among(when.country, (facts) => facts.location.country))
-  if (when.region !== undefined) tests.push(among(when.region, (facts) => facts.location.region))
-  if (when.city !== undefined) tests.push(among(when.city, (facts) => facts.location.city))
+  if (when.language !== undefined) tests.push(new Test(Kind.Language, null, when.language.map((value) => value.toLowerCase()), 0, null, null))
+  if (when.device !== undefined) tests.push(valuesTest(Kind.Device, when.device))
+  if (when.os !== undefined) tests.push(valuesTest(Kind.Os, when.os))
+  if (when.browser !== undefined) tests.push(valuesTest(Kind.Browser, when.browser))
+  if (when.country !== undefined) tests.push(countryTest(when.country))
+  if (when.region !== undefined) tests.push(valuesTest(Kind.Region, when.region))
+  if (when.city !== undefined) tests.push(valuesTest(Kind.City, when.city))
   return tests
 }
 
@@ -251,20 +301,19 @@ export const compileRoute = (
     return targets.slice(next - count, next)
   }
   const bucketOf = (visit: Visit) => splitBucket(options.splitKey, options.linkId, visit)
-  const compiled = rules.map((rule) => {
-    const tests = testsOf(rule.when)
-    if (!("url" in rule)) return { tests, destination: splitDestination(rule.split, take(rule.split.length), bucketOf) }
-    // Present: the targets were counted above.
-    const target = take(1)[0]!
-    return { tests, destination: (): Target => target }
-  })
+  // A rule's URL as data (`target`), a split as its pick (`split`): one shape for every rule.
+  const compiled = rules.map((rule) =>
+    "url" in rule
+      ? { tests: testsOf(rule.when), target: take(1)[0], split: undefined }
+      : { tests: testsOf(rule.when), target: undefined, split: splitDestination(rule.split, take(rule.split.length), bucketOf) }
+  )
   const fallback = settings.split === undefined ? undefined : splitDestination(settings.split, take(settings.split.length), bucketOf)
   return {
     weight: options.weight,
     choose: (visit) => {
       const facts = new Facts(visit, options.geo)
       for (const rule of compiled) {
-        if (passes(rule.tests, facts)) return rule.destination(visit)
+        if (passes(rule.tests, facts)) return rule.target ?? rule.split?.(visit)
       }
       return fallback?.(visit)
     }
