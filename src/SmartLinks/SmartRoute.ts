@@ -267,20 +267,58 @@ export const splitBucket = (key: string, linkId: number, visit: Visit): number =
   return (digest.charCodeAt(0) * 0x1000000 + ((digest.charCodeAt(1) << 16) | (digest.charCodeAt(2) << 8) | digest.charCodeAt(3))) % 100
 }
 
-type Destination = (visit: Visit) => Target
+/** A split as data: entry i takes the buckets from the sum of the weights before it up to `ends[i]`. */
+interface SplitPick {
+  readonly ends: ReadonlyArray<number>
+  readonly targets: ReadonlyArray<Target>
+}
 
-/** A split's pick by the visitor's bucket: entry i takes the buckets from the sum of the weights before it. */
-const splitDestination = (split: Split, targets: ReadonlyArray<Target>, bucketOf: (visit: Visit) => number): Destination => {
+const splitPick = (split: Split, targets: ReadonlyArray<Target>): SplitPick => {
   const ends: Array<number> = []
   let sum = 0
   for (const entry of split) {
     sum += entry.weight
     ends.push(sum)
   }
-  return (visit) => {
-    const bucket = bucketOf(visit)
-    const index = ends.findIndex((end) => bucket < end)
-    return targets[index === -1 ? targets.length - 1 : index]!
+  return { ends, targets }
+}
+
+const picked = ({ ends, targets }: SplitPick, bucket: number): Target => {
+  for (let i = 0; i < ends.length; i++) if (bucket < ends[i]!) return targets[i]!
+  return targets[targets.length - 1]!
+}
+
+/** A rule: its tests, and its URL or its split (one shape for every rule). */
+interface CompiledRule {
+  readonly tests: ReadonlyArray<Test>
+  readonly target: Target | undefined
+  readonly split: SplitPick | undefined
+}
+
+/**
+ * A link's compiled route: a class, so that every link's `choose` is one method of one shape and the
+ * redirect path's call to it stays monomorphic whatever the number of links.
+ */
+class CompiledRoute implements SmartRoute {
+  readonly weight: number
+  constructor(
+    private readonly rules: ReadonlyArray<CompiledRule>,
+    private readonly fallback: SplitPick | undefined,
+    private readonly options: { readonly linkId: number; readonly splitKey: string; readonly geo: GeoLookup | undefined; readonly weight: number }
+  ) {
+    this.weight = options.weight
+  }
+
+  choose(visit: Visit): Target | undefined {
+    const facts = new Facts(visit, this.options.geo)
+    for (const rule of this.rules) {
+      if (passes(rule.tests, facts)) return rule.target ?? (rule.split === undefined ? undefined : this.pick(rule.split, visit))
+    }
+    return this.fallback === undefined ? undefined : this.pick(this.fallback, visit)
+  }
+
+  private pick(split: SplitPick, visit: Visit) {
+    return picked(split, splitBucket(this.options.splitKey, this.options.linkId, visit))
   }
 }
 
@@ -300,22 +338,13 @@ export const compileRoute = (
     next += count
     return targets.slice(next - count, next)
   }
-  const bucketOf = (visit: Visit) => splitBucket(options.splitKey, options.linkId, visit)
-  // A rule's URL as data (`target`), a split as its pick (`split`): one shape for every rule.
-  const compiled = rules.map((rule) =>
-    "url" in rule
-      ? { tests: testsOf(rule.when), target: take(1)[0], split: undefined }
-      : { tests: testsOf(rule.when), target: undefined, split: splitDestination(rule.split, take(rule.split.length), bucketOf) }
+  return new CompiledRoute(
+    rules.map((rule) =>
+      "url" in rule
+        ? { tests: testsOf(rule.when), target: take(1)[0], split: undefined }
+        : { tests: testsOf(rule.when), target: undefined, split: splitPick(rule.split, take(rule.split.length)) }
+    ),
+    settings.split === undefined ? undefined : splitPick(settings.split, take(settings.split.length)),
+    options
   )
-  const fallback = settings.split === undefined ? undefined : splitDestination(settings.split, take(settings.split.length), bucketOf)
-  return {
-    weight: options.weight,
-    choose: (visit) => {
-      const facts = new Facts(visit, options.geo)
-      for (const rule of compiled) {
-        if (passes(rule.tests, facts)) return rule.target ?? rule.split?.(visit)
-      }
-      return fallback?.(visit)
-    }
-  }
 }
