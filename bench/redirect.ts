@@ -63,7 +63,9 @@
  * - latency, fixed-rate runs: request n is due at start + n / rate (sent on each millisecond's tick,
  *   on the first idle connection, all connected before the start); each response's time from its
  *   due time to the end of its answer, so that the wait behind a stalled server counts for every
- *   request it delayed (no coordinated omission); the time from the write is in the per-run lines.
+ *   request it delayed (no coordinated omission); the time from the write is in the per-run lines,
+ *   and the requests due that no free connection carried before the end (not errors: the server was
+ *   slower than the rate);
  *   (autocannon's `overallRate` sends each connection's share of a second back to back once a
  *   second: bursts that made the reference's own p99.9 tens of ms);
  * - event-loop delay: GET /metrics on the service's port once a second during each service run, for
@@ -503,7 +505,9 @@ const pace = async (target: Target, spec: RunSpec, rate: number): Promise<Genera
     requestsPerSecond: paced.requestsPerSecond,
     latency: paced.fromDue,
     otherLatency: `from write ms p50 ${ms(w.p50)}, p99 ${ms(w.p99)}, p99.9 ${ms(w.p999)}, max ${ms(w.max)}${paced.unsent > 0 ? `; ${paced.unsent} due, never sent` : ""}`,
-    errors: paced.errors + paced.unsent,
+    // Requests the rate asked for that no free connection could carry before the end: the server was
+    // slower than the rate (its req/s shows it), not wrong.
+    errors: paced.errors,
     timeouts: paced.timeouts,
     childCpuSeconds: paced.generatorCpuSeconds
   }
@@ -965,7 +969,8 @@ const run = async (cleanup: Cleanup): Promise<number> => {
       "    of the percentiles and max: it includes the TCP connect (\"1st answers max\": the slowest of them).",
       "  latency, fixed rate: requests evenly spaced (each millisecond sends what fell due), timed from when each was due",
       "    to the end of its answer: a stall delays every request behind it and counts for each (no coordinated",
-      "    omission). The time from the write is in the per-run lines.",
+      "    omission). The time from the write is in the per-run lines, with the requests that fell due but found no",
+      "    free connection before the end (a server slower than the rate): not errors, its req/s shows the shortfall.",
       "  event-loop delay: the service's event_loop_delay_seconds gauges (each its last 1-second window), scraped from",
       "    /metrics once a second during each service run: the largest per-second max (quantile 1) and p99; n/a: absent.",
       "    The reference's: its own 1-second windows, measured by the service's code (src/Platform/LoopDelay.ts), over IPC.",
