@@ -331,17 +331,24 @@ describe("click leases", () => {
         yield* Effect.promise(() => Promise.all(ids.map((id) => limits.take(id, 1_000_000))))
         const before = yield* roundTrips
         // 33 more visits of each link in turn, a millisecond apart: 31 held, half the block spent, a top-up due.
+        const started = performance.now()
         for (const id of ids) {
           expect(tally(yield* takeAtOnce(limits, id, 33, 1_000_000)).allowed).toBe(33)
           yield* Effect.sleep(1)
         }
+        const spread = performance.now() - started
         yield* Effect.sleep(200)
         const after = yield* roundTrips
         expect(after.waits - before.waits).toBe(0)
-        // Sent as each fell due, they took a round trip each, or one for those due while one was under way.
+        // A round trip for the top-ups due within each 25 ms (the counter's wait), however slow the
+        // loop above was. Sent as each fell due, they took one each, or one for those due while one
+        // was under way (11 here over about 30 ms).
         expect(after.trips - before.trips).toBeGreaterThan(0)
-        expect(after.trips - before.trips).toBeLessThanOrEqual(4)
-        for (const id of ids) expect((yield* rowOf(id)).leases).toHaveLength(1)
+        expect(after.trips - before.trips).toBeLessThanOrEqual(Math.ceil(spread / 25) + 1)
+        for (const id of ids) {
+          const { leased, leases } = yield* rowOf(id)
+          expect(leases).toEqual([leased])
+        }
       }).pipe(Effect.scoped)
     )
 

@@ -75,7 +75,7 @@ export interface LoopDelayWatch {
   /** Scrapes that answered. */
   readonly scrapes: number
   readonly threads: Readonly<Record<Thread, ThreadDelay>>
-  /** Undefined when no scrape had them (the reference). */
+  /** Undefined when no scrape answered, and for the reference. */
   readonly clickLimits?: ClickLimitSpan | undefined
 }
 
@@ -85,12 +85,14 @@ const CLICK_LIMIT_COUNTERS = {
   waits: "click_limit_waits_total"
 } as const
 
-const clickLimitReading = (samples: ReadonlyArray<PrometheusSample>): ClickLimitSpan | undefined => {
-  const value = (name: string) => samples.find((s) => s.name === name)?.value
-  const roundTrips = value(CLICK_LIMIT_COUNTERS.roundTrips)
-  const visits = value(CLICK_LIMIT_COUNTERS.visits)
-  const waits = value(CLICK_LIMIT_COUNTERS.waits)
-  return roundTrips === undefined || visits === undefined || waits === undefined ? undefined : { roundTrips, visits, waits }
+// A counter appears on /metrics with its first update: absent, it is 0.
+const clickLimitReading = (samples: ReadonlyArray<PrometheusSample>): ClickLimitSpan => {
+  const value = (name: string) => samples.find((s) => s.name === name)?.value ?? 0
+  return {
+    roundTrips: value(CLICK_LIMIT_COUNTERS.roundTrips),
+    visits: value(CLICK_LIMIT_COUNTERS.visits),
+    waits: value(CLICK_LIMIT_COUNTERS.waits)
+  }
 }
 
 const METRIC = "event_loop_delay_seconds"
@@ -200,7 +202,7 @@ export const watchEventLoop = (baseUrl: string, intervalMs = 1000) => {
     if (samples === undefined) return
     const at = performance.now()
     for (const thread of THREADS) times[thread].add(samples, thread, at)
-    limitsLast = clickLimitReading(samples) ?? limitsLast
+    limitsLast = clickLimitReading(samples)
     limitsFirst ??= limitsLast
     if (!delays) return
     scrapes++
