@@ -26,10 +26,15 @@ export interface LinkEntry {
   readonly redirectUrl: string
   readonly redirectType: number
   /** The link's rules and split, compiled; absent for a link without (which then pays nothing for them). */
-  readonly smart?: SmartRoute
+  readonly smart?: SmartRoute<Destination>
   /** Its password, limit, expiry and preview; absent for a link without any. */
   readonly gates?: LinkGates
   /** The headers of a redirect to `redirectUrl`, flat (name, value, ...), made once: frozen. */
+  readonly headers: Array<string>
+}
+
+/** A destination of a link's rules or split, with the headers of a redirect to it, made once. */
+export interface Destination extends Target {
   readonly headers: Array<string>
 }
 
@@ -243,13 +248,14 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       ))
 
     /** The link's settings compiled, if it has rules or a split (a row that does not decode has none). */
-    const smartOf = async (row: LinkRow): Promise<SmartRoute | undefined> => {
+    const smartOf = async (row: LinkRow, gated: boolean): Promise<SmartRoute<Destination> | undefined> => {
       if (row.settings === null) return undefined
       const settings = decodeSettings(row.settings)
       const targets = decodeTargets(row.targets)
       if (Option.isNone(settings) || Option.isNone(targets)) return undefined
       const lookup = settingsNeedGeo(settings.value) ? await geoLookup() : undefined
-      return compileRoute(settings.value, targets.value, {
+      const destinations = targets.value.map((target) => ({ ...target, headers: redirectHeaders(target.url, gated) }))
+      return compileRoute(settings.value, destinations, {
         linkId: Number(row.id),
         splitKey,
         geo: lookup,
@@ -339,8 +345,8 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
       try {
         const { rows } = await Promise.race([pool.query<LinkRow>({ ...LINK_QUERY, values: [domainId, alias] }), timeout])
         const row = rows[0]
-        const smart = row === undefined ? undefined : await smartOf(row)
         const gated = row === undefined ? {} : gatesOf(row)
+        const smart = row === undefined ? undefined : await smartOf(row, gated.gates !== undefined)
         const entry: LinkEntry | null =
           row === undefined
             ? null

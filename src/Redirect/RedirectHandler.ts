@@ -131,12 +131,14 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
           if (!link.active) return expired(res, domain, gates)
           let ip: string | undefined
           let target = link.redirectUrl
+          let targetHeaders = link.headers
           let destinationId: number | null = null
           if (link.smart !== undefined) {
             ip = trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"])
             const chosen = link.smart.choose({ headers: req.headers, ip, query })
             if (chosen !== undefined) {
               target = chosen.url
+              targetHeaders = chosen.headers
               destinationId = chosen.id
             }
           }
@@ -151,6 +153,7 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
               location = target
             }
           }
+          const headers = location === target ? targetHeaders : redirectHeaders(location, gates !== undefined)
           if (gates !== undefined) {
             const destination = location
             const passage = access.pass(req, res, link.id, gates, () => destination)
@@ -158,29 +161,28 @@ export class RedirectHandler extends Context.Tag("RedirectHandler")<RedirectHand
             if (passage === "answered") return
             if (gates.maxClicks !== null && access.counts(req, gates)) {
               const taken = access.take(link.id, gates.maxClicks)
-              if (taken === true) return admit(req, res, domain, link, destination, qr, destinationId, ip)
+              if (taken === true) return admit(req, res, domain, link, headers, qr, destinationId, ip)
               taken.then(
-                (allowed) => (allowed ? admit(req, res, domain, link, destination, qr, destinationId, ip) : expired(res, domain, gates)),
+                (allowed) => (allowed ? admit(req, res, domain, link, headers, qr, destinationId, ip) : expired(res, domain, gates)),
                 () => unavailable(res)
               )
               return
             }
           }
-          admit(req, res, domain, link, location, qr, destinationId, ip)
+          admit(req, res, domain, link, headers, qr, destinationId, ip)
         }
 
-        /** The redirect to the destination, and its click (`ip` when the link's rules needed it already). */
+        /** The redirect (its headers made), and its click (`ip` when the link's rules needed it already). */
         const admit = (
           req: IncomingMessage,
           res: ServerResponse,
           domain: DomainEntry,
           link: LinkEntry,
-          location: string,
+          headers: Array<string>,
           qr: boolean,
           destinationId: number | null,
           ip: string | undefined
         ) => {
-          const headers = location === link.redirectUrl ? link.headers : redirectHeaders(location, link.gates !== undefined)
           redirectWith(res, link.redirectType, headers)
           if (req.method !== "GET") return
           clicks.enqueue({

@@ -21,9 +21,9 @@ export interface Visit {
 
 export type GeoLookup = (ip: string) => GeoLocation
 
-export interface SmartRoute {
+export interface SmartRoute<T extends Target = Target> {
   /** Where this visit goes: a rule's or the split's destination, or undefined for the link's URL. */
-  readonly choose: (visit: Visit) => Target | undefined
+  readonly choose: (visit: Visit) => T | undefined
   /** What the cache counts the compiled settings as, in bytes. */
   readonly weight: number
 }
@@ -268,12 +268,12 @@ export const splitBucket = (key: string, linkId: number, visit: Visit): number =
 }
 
 /** A split as data: entry i takes the buckets from the sum of the weights before it up to `ends[i]`. */
-interface SplitPick {
+interface SplitPick<T> {
   readonly ends: ReadonlyArray<number>
-  readonly targets: ReadonlyArray<Target>
+  readonly targets: ReadonlyArray<T>
 }
 
-const splitPick = (split: Split, targets: ReadonlyArray<Target>): SplitPick => {
+const splitPick = <T>(split: Split, targets: ReadonlyArray<T>): SplitPick<T> => {
   const ends: Array<number> = []
   let sum = 0
   for (const entry of split) {
@@ -283,33 +283,33 @@ const splitPick = (split: Split, targets: ReadonlyArray<Target>): SplitPick => {
   return { ends, targets }
 }
 
-const picked = ({ ends, targets }: SplitPick, bucket: number): Target => {
+const picked = <T>({ ends, targets }: SplitPick<T>, bucket: number): T => {
   for (let i = 0; i < ends.length; i++) if (bucket < ends[i]!) return targets[i]!
   return targets[targets.length - 1]!
 }
 
 /** A rule: its tests, and its URL or its split (one shape for every rule). */
-interface CompiledRule {
+interface CompiledRule<T> {
   readonly tests: ReadonlyArray<Test>
-  readonly target: Target | undefined
-  readonly split: SplitPick | undefined
+  readonly target: T | undefined
+  readonly split: SplitPick<T> | undefined
 }
 
 /**
  * A link's compiled route: a class, so that every link's `choose` is one method of one shape and the
  * redirect path's call to it stays monomorphic whatever the number of links.
  */
-class CompiledRoute implements SmartRoute {
+class CompiledRoute<T extends Target> implements SmartRoute<T> {
   readonly weight: number
   constructor(
-    private readonly rules: ReadonlyArray<CompiledRule>,
-    private readonly fallback: SplitPick | undefined,
+    private readonly rules: ReadonlyArray<CompiledRule<T>>,
+    private readonly fallback: SplitPick<T> | undefined,
     private readonly options: { readonly linkId: number; readonly splitKey: string; readonly geo: GeoLookup | undefined; readonly weight: number }
   ) {
     this.weight = options.weight
   }
 
-  choose(visit: Visit): Target | undefined {
+  choose(visit: Visit): T | undefined {
     const facts = new Facts(visit, this.options.geo)
     for (const rule of this.rules) {
       if (passes(rule.tests, facts)) return rule.target ?? (rule.split === undefined ? undefined : this.pick(rule.split, visit))
@@ -317,7 +317,7 @@ class CompiledRoute implements SmartRoute {
     return this.fallback === undefined ? undefined : this.pick(this.fallback, visit)
   }
 
-  private pick(split: SplitPick, visit: Visit) {
+  private pick(split: SplitPick<T>, visit: Visit) {
     return picked(split, splitBucket(this.options.splitKey, this.options.linkId, visit))
   }
 }
@@ -326,11 +326,11 @@ class CompiledRoute implements SmartRoute {
  * The settings compiled against their stored targets (in `destinationsOf` order), or undefined
  * when they hold neither rules nor a split, or do not pair with their targets.
  */
-export const compileRoute = (
+export const compileRoute = <T extends Target>(
   settings: StoredSettings,
-  targets: ReadonlyArray<Target>,
+  targets: ReadonlyArray<T>,
   options: { readonly linkId: number; readonly splitKey: string; readonly geo: GeoLookup | undefined; readonly weight: number }
-): SmartRoute | undefined => {
+): SmartRoute<T> | undefined => {
   const rules = settings.rules ?? []
   if ((rules.length === 0 && settings.split === undefined) || destinationsOf(settings).length !== targets.length) return undefined
   let next = 0
