@@ -134,9 +134,12 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
     }, lingerMs)
   }
 
+  /** A round trip would carry only leases: it may wait for company. */
+  const onlyLeases = () => waiting.size === 0 && !stopping
+
   const kick = () => {
     if (running) return
-    if (waiting.size === 0 && !stopping) return linger()
+    if (onlyLeases()) return linger()
     running = true
     setImmediate(flush)
   }
@@ -237,7 +240,7 @@ export const leasedCounter = (count: Count, leasing: boolean, reached: (linkId: 
       for (const done of stopped.splice(0)) done()
       return
     }
-    if (waiting.size === 0 && !stopping && !lingered) {
+    if (onlyLeases() && !lingered) {
       running = false
       return linger()
     }

@@ -189,7 +189,8 @@ const queryHolds = (expected: ReadonlyArray<readonly [string, string | true]>, q
 
 const languageHolds = (tags: ReadonlyArray<string>, preferred: string) => {
   if (preferred === "") return false
-  for (const tag of tags) if (preferred === tag || preferred.startsWith(`${tag}-`)) return true
+  // `en` matches `en-GB`: the tag, then "-" (45), with no string made per visit.
+  for (const tag of tags) if (preferred === tag || (preferred.charCodeAt(tag.length) === 45 && preferred.startsWith(tag))) return true
   return false
 }
 
@@ -274,12 +275,11 @@ interface SplitPick<T> {
 }
 
 const splitPick = <T>(split: Split, targets: ReadonlyArray<T>): SplitPick<T> => {
-  const ends: Array<number> = []
-  let sum = 0
-  for (const entry of split) {
-    sum += entry.weight
-    ends.push(sum)
-  }
+  const weights = split.map((entry) => entry.weight)
+  const ends = sharedEnds(JSON.stringify(weights), () => {
+    let sum = 0
+    return weights.map((weight) => (sum += weight))
+  })
   return { ends, targets }
 }
 
@@ -288,37 +288,68 @@ const picked = <T>({ ends, targets }: SplitPick<T>, bucket: number): T => {
   return targets[targets.length - 1]!
 }
 
-/** A rule: its tests, and its URL or its split (one shape for every rule). */
-interface CompiledRule<T> {
-  readonly tests: ReadonlyArray<Test>
+/** What a rule leads to: its URL or its split (one shape for every rule). */
+interface Outcome<T> {
   readonly target: T | undefined
   readonly split: SplitPick<T> | undefined
 }
 
+/** A memo whose keys are JSON texts, forgotten all at once when full (sharing is lost, nothing else). */
+const sharedBy = <A>(limit: number) => {
+  const known = new Map<string, A>()
+  return (key: string, make: () => A): A => {
+    let value = known.get(key)
+    if (value === undefined) {
+      if (known.size >= limit) known.clear()
+      value = make()
+      known.set(key, value)
+    }
+    return value
+  }
+}
+
+// Links made from one template have the same conditions: compiled once, their objects are the same
+// for all of those links and stay in the processor's caches, where a thousand links' own copies
+// missed it (rules of 10 conditions over 1,000 links: 3.3 µs a visit on the redirect thread).
+const sharedConditions = sharedBy<ReadonlyArray<ReadonlyArray<Test>>>(10_000)
+const sharedEnds = sharedBy<ReadonlyArray<number>>(1_000)
+const NO_CONDITIONS: ReadonlyArray<ReadonlyArray<Test>> = []
+
+const conditionsOf = (rules: ReadonlyArray<{ readonly when: Conditions }>) =>
+  rules.length === 0 ? NO_CONDITIONS : sharedConditions(JSON.stringify(rules.map((rule) => rule.when)), () => rules.map((rule) => testsOf(rule.when)))
+
 /**
  * A link's compiled route: a class, so that every link's `choose` is one method of one shape and the
- * redirect path's call to it stays monomorphic whatever the number of links.
+ * redirect path's call to it stays monomorphic whatever the number of links. Rule i's conditions are
+ * `conditions[i]` (shared with every link that has the same), its outcome `outcomes[i]` (the link's own).
  */
 class CompiledRoute<T extends Target> implements SmartRoute<T> {
-  readonly weight: number
   constructor(
-    private readonly rules: ReadonlyArray<CompiledRule<T>>,
+    private readonly conditions: ReadonlyArray<ReadonlyArray<Test>>,
+    private readonly outcomes: ReadonlyArray<Outcome<T>>,
     private readonly fallback: SplitPick<T> | undefined,
-    private readonly options: { readonly linkId: number; readonly splitKey: string; readonly geo: GeoLookup | undefined; readonly weight: number }
-  ) {
-    this.weight = options.weight
-  }
+    private readonly linkId: number,
+    private readonly splitKey: string,
+    private readonly geo: GeoLookup | undefined,
+    readonly weight: number
+  ) {}
 
   choose(visit: Visit): T | undefined {
-    const facts = new Facts(visit, this.options.geo)
-    for (const rule of this.rules) {
-      if (passes(rule.tests, facts)) return rule.target ?? (rule.split === undefined ? undefined : this.pick(rule.split, visit))
+    const conditions = this.conditions
+    if (conditions.length > 0) {
+      const facts = new Facts(visit, this.geo)
+      for (let i = 0; i < conditions.length; i++) {
+        if (passes(conditions[i]!, facts)) {
+          const { target, split } = this.outcomes[i]!
+          return target ?? (split === undefined ? undefined : this.pick(split, visit))
+        }
+      }
     }
     return this.fallback === undefined ? undefined : this.pick(this.fallback, visit)
   }
 
   private pick(split: SplitPick<T>, visit: Visit) {
-    return picked(split, splitBucket(this.options.splitKey, this.options.linkId, visit))
+    return picked(split, splitBucket(this.splitKey, this.linkId, visit))
   }
 }
 
@@ -338,13 +369,16 @@ export const compileRoute = <T extends Target>(
     next += count
     return targets.slice(next - count, next)
   }
+  const outcomes = rules.map((rule): Outcome<T> =>
+    "url" in rule ? { target: take(1)[0], split: undefined } : { target: undefined, split: splitPick(rule.split, take(rule.split.length)) }
+  )
   return new CompiledRoute(
-    rules.map((rule) =>
-      "url" in rule
-        ? { tests: testsOf(rule.when), target: take(1)[0], split: undefined }
-        : { tests: testsOf(rule.when), target: undefined, split: splitPick(rule.split, take(rule.split.length)) }
-    ),
+    conditionsOf(rules),
+    outcomes,
     settings.split === undefined ? undefined : splitPick(settings.split, take(settings.split.length)),
-    options
+    options.linkId,
+    options.splitKey,
+    options.geo,
+    options.weight
   )
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "@effect/vitest"
+import { compileRoute } from "../src/SmartLinks/SmartRoute.ts"
+import type { StoredSettings } from "../src/SmartLinks/SettingsModel.ts"
+
+const visit = (language: string, query = "") => ({ headers: { "accept-language": language }, ip: "192.0.2.1", query })
+
+/** A link's rules as a template would make them: the same conditions, the link's own URLs. */
+const linkSettings = (n: number): StoredSettings => ({
+  rules: [
+    { when: { language: ["fr"] }, url: `https://example.com/${n}/fr` },
+    { when: { query: { v: "b" } }, split: [{ url: `https://example.com/${n}/a`, weight: 50 }, { url: `https://example.com/${n}/b`, weight: 50 }] }
+  ]
+})
+const targetsOf = (n: number) =>
+  [`https://example.com/${n}/fr`, `https://example.com/${n}/a`, `https://example.com/${n}/b`].map((url, i) => ({ id: n * 10 + i, url }))
+
+describe("compiled routes", () => {
+  it("links with the same conditions each keep their own destinations", () => {
+    const routes = [1, 2, 3].map((n) => compileRoute(linkSettings(n), targetsOf(n), { linkId: n, splitKey: "key", geo: undefined, weight: 1 })!)
+    routes.forEach((route, i) => {
+      const n = i + 1
+      expect(route.choose(visit("fr-CA"))?.url).toBe(`https://example.com/${n}/fr`)
+      expect(route.choose(visit("en"))).toBeUndefined()
+      expect(route.choose(visit("en", "v=b"))?.url).toMatch(new RegExp(`^https://example\\.com/${n}/[ab]$`))
+    })
+  })
+
+  it("a language tag matches itself and its subtags, not a longer tag that starts like it", () => {
+    const route = compileRoute({ rules: [{ when: { language: ["en"] }, url: "https://example.com/en" }] }, [{ id: 1, url: "https://example.com/en" }], {
+      linkId: 1,
+      splitKey: "key",
+      geo: undefined,
+      weight: 1
+    })!
+    expect(route.choose(visit("en"))?.id).toBe(1)
+    expect(route.choose(visit("en-GB;q=0.8"))?.id).toBe(1)
+    expect(route.choose(visit("enx"))).toBeUndefined()
+    expect(route.choose(visit("e"))).toBeUndefined()
+  })
+})
