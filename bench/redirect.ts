@@ -31,6 +31,7 @@
  *   BENCH_RATES              fixed rates, req/s, comma separated (default 10000,25000; empty: none)
  *   BENCH_RATE_CONNECTIONS   connections of the fixed-rate runs (default 100)
  *   BENCH_RATE_SECONDS       length of each fixed-rate run, s (default 10)
+ *   BENCH_RATE_WARMUP_SECONDS  seconds at the rate before each fixed-rate run, not measured (default 1)
  *   BENCH_RATE_ROUNDS        runs of every scenario at each fixed rate (default 3)
  *   BENCH_DATABASE_URL or DATABASE_URL   a PostgreSQL server: a fresh database on it, dropped at the
  *                            end; else embedded PGlite (then no PostgreSQL CPU and no click count)
@@ -61,7 +62,10 @@
  *   (autocannon's own histogram keeps whole ms only); each connection's first answer apart (it
  *   includes the TCP connect while autocannon's fresh worker opens every connection);
  * - latency, fixed-rate runs: request n is due at start + n / rate (sent on each millisecond's tick,
- *   on the first idle connection, all connected before the start); each response's time from its
+ *   on the first idle connection, all connected before the start), the first BENCH_RATE_WARMUP_SECONDS
+ *   at the same rate left out (fresh connections' first requests and the step from the previous
+ *   run's load: a few stalls of tens of ms that made a 10-second run's p99 by themselves; their
+ *   count and slowest answer are in the per-run lines); each response's time from its
  *   due time to the end of its answer, so that the wait behind a stalled server counts for every
  *   request it delayed (no coordinated omission); the time from the write is in the per-run lines,
  *   and the requests due that no free connection carried before the end (not errors: the server was
@@ -199,6 +203,7 @@ const rounds = Math.max(1, Math.round(numberFromEnv("BENCH_ROUNDS", 3)))
 const rates = ratesFromEnv("BENCH_RATES", [10_000, 25_000])
 const rateConnections = Math.max(1, Math.round(numberFromEnv("BENCH_RATE_CONNECTIONS", 100)))
 const rateSeconds = numberFromEnv("BENCH_RATE_SECONDS", 10)
+const rateWarmupSeconds = numberFromEnv("BENCH_RATE_WARMUP_SECONDS", 1)
 const rateRounds = Math.max(1, Math.round(numberFromEnv("BENCH_RATE_ROUNDS", 3)))
 
 const loadAverage = () => loadavg().map((n) => n.toFixed(2)).join(" ")
@@ -442,6 +447,8 @@ interface ClickStore {
 interface Generated {
   readonly generator: string
   readonly statuses: Readonly<Record<string, number>>
+  /** Answers before the measured part (a fixed rate's warm-up), by status: counted with the run's answers, in no figure. */
+  readonly unmeasured: Readonly<Record<string, number>>
   readonly requestsPerSecond: number
   readonly latency: LatencySummary | undefined
   readonly otherLatency: string
@@ -472,6 +479,7 @@ const saturate = async (target: Target, spec: RunSpec): Promise<Generated> => {
   return {
     generator: "this process, autocannon worker",
     statuses: Object.fromEntries(Object.entries(byStatus).map(([status, entry]) => [status, entry?.count ?? 0])),
+    unmeasured: {},
     requestsPerSecond: result.requests.average,
     latency,
     otherLatency: `autocannon ms p50 ${l.p50}, p99 ${l.p99}, p99.9 ${l.p99_9}, max ${l.max}`,
@@ -495,6 +503,7 @@ const pace = async (target: Target, spec: RunSpec, rate: number): Promise<Genera
     paths: target.requests.map((request) => request.path),
     rate,
     seconds: spec.duration,
+    warmupSeconds: rateWarmupSeconds,
     connections: spec.connections,
     timeoutMs: 10_000
   })
@@ -502,9 +511,12 @@ const pace = async (target: Target, spec: RunSpec, rate: number): Promise<Genera
   return {
     generator: "paced child process",
     statuses: paced.statuses,
+    unmeasured: paced.warmupStatuses,
     requestsPerSecond: paced.requestsPerSecond,
     latency: paced.fromDue,
-    otherLatency: `from write ms p50 ${ms(w.p50)}, p99 ${ms(w.p99)}, p99.9 ${ms(w.p999)}, max ${ms(w.max)}${paced.unsent > 0 ? `; ${paced.unsent} due, never sent` : ""}`,
+    otherLatency:
+      `from write ms p50 ${ms(w.p50)}, p99 ${ms(w.p99)}, p99.9 ${ms(w.p999)}, max ${ms(w.max)}${paced.unsent > 0 ? `; ${paced.unsent} due, never sent` : ""}` +
+      `; warm-up (not measured) ${Object.values(paced.warmupStatuses).reduce((sum, n) => sum + n, 0)} answers, slowest ${ms(paced.warmupMaxMs)} ms from due`,
     // Requests the rate asked for that no free connection could carry before the end: the server was
     // slower than the rate (its req/s shows it), not wrong.
     errors: paced.errors,
@@ -557,7 +569,8 @@ const load = async (target: Target, spec: RunSpec, store: ClickStore): Promise<R
       : [])
   ]
   const { rss } = await memoryOf(target.pid)
-  const byStatus = generated.statuses
+  const byStatus: Record<string, number> = { ...generated.statuses }
+  for (const [status, count] of Object.entries(generated.unmeasured)) byStatus[status] = (byStatus[status] ?? 0) + count
   const redirects = byStatus["301"] ?? 0
   const answers = Object.values(byStatus).reduce((sum, count) => sum + count, 0)
   return {
@@ -755,7 +768,7 @@ const run = async (cleanup: Cleanup): Promise<number> => {
         `GET /l0../l${LINKS - 1} in turn (Host ${DOMAIN} for the service)`,
       `saturation: ${connections} connections, ${seconds} s per run, ${rounds} round(s) after a ${warmUpSeconds} s warm-up of each server`,
       `fixed rate: ${rates.length === 0 ? "none" : rates.map((rate) => `${rate}`).join(", ")} req/s, ` +
-        `${rateConnections} connections, ${rateSeconds} s per run, ${rateRounds} round(s) of the reference then the service at each`,
+        `${rateConnections} connections, ${rateSeconds} s per run after ${rateWarmupSeconds} s at the rate not measured, ${rateRounds} round(s) of the reference then the service at each`,
       `smart-link scenarios: ${SMART_LINKS} links with 10 rules (/r0..), ${SMART_LINKS} A/B links (/ab0..), ${SMART_LINKS} click-limited links (/c0..); ` +
         `after the reference, the order of plain, rules, ab, limited rotates by one each round`,
       `setup: 1 domain and ${LINKS + SMART_SCENARIOS.length * SMART_LINKS} links created in ${(setupMs / 1000).toFixed(1)} s (${SETUP_CONCURRENCY} at a time); ` +

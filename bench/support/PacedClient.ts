@@ -19,6 +19,11 @@ export interface PacedSettings {
   readonly paths: ReadonlyArray<string>
   readonly rate: number
   readonly seconds: number
+  /**
+   * Seconds at the same rate before `seconds`, whose answers are left out of the figures (default 0):
+   * fresh connections' first requests and the switch from the previous run are not the steady rate.
+   */
+  readonly warmupSeconds?: number
   readonly connections: number
   /** An answer slower than this counts as a timeout (and its connection is replaced). */
   readonly timeoutMs: number
@@ -30,6 +35,9 @@ export interface PacedOutcome {
   readonly timeouts: number
   /** Requests that were due but never sent before the run ended (every connection busy). */
   readonly unsent: number
+  /** Answers of the warm-up by status, and the slowest of them from its due time, ms. */
+  readonly warmupStatuses: Readonly<Record<string, number>>
+  readonly warmupMaxMs: number
   readonly elapsedSeconds: number
   /** This process's CPU time (user + system) over the whole run. */
   readonly cpuSeconds: number
@@ -79,9 +87,13 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   const ends: Array<number> = []
   let errors = 0
   let timeouts = 0
+  const warmupStatuses: Record<string, number> = {}
+  let warmupMaxMs = 0
   const idle: Array<Connection> = []
   const all = new Set<Connection>()
   let start = 0
+  // Answers to requests due before this are the warm-up's.
+  let measureFrom = 0
   let stopping = false
 
   const open = () =>
@@ -107,10 +119,15 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
         const answer = parse(connection.received)
         if (answer === undefined) return
         const now = performance.now()
-        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1
-        fromWrite.push(now - connection.written)
-        fromDue.push(now - connection.due)
-        ends.push(now - start)
+        if (connection.due < measureFrom) {
+          warmupStatuses[answer.status] = (warmupStatuses[answer.status] ?? 0) + 1
+          warmupMaxMs = Math.max(warmupMaxMs, now - connection.due)
+        } else {
+          statuses[answer.status] = (statuses[answer.status] ?? 0) + 1
+          fromWrite.push(now - connection.written)
+          fromDue.push(now - connection.due)
+          ends.push(now - measureFrom)
+        }
         connection.busy = false
         connection.received = Buffer.alloc(0)
         idle.push(connection)
@@ -129,13 +146,15 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
 
   for (let i = 0; i < settings.connections; i++) idle.push(await open())
   const cpuBefore = process.cpuUsage()
-  const total = Math.round(settings.rate * settings.seconds)
+  const warmupSeconds = settings.warmupSeconds ?? 0
+  const total = Math.round(settings.rate * (warmupSeconds + settings.seconds))
   let sent = 0
   let issued = 0
   // Due times of requests waiting for an idle connection.
   const waiting: Array<number> = []
   start = performance.now()
-  const end = start + settings.seconds * 1000
+  measureFrom = start + warmupSeconds * 1000
+  const end = measureFrom + settings.seconds * 1000
   const interval = 1000 / settings.rate
   while (performance.now() < end || (waiting.length > 0 && performance.now() < end + settings.timeoutMs)) {
     const now = performance.now()
@@ -160,12 +179,12 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   // Let the answers in flight arrive.
   const drainUntil = performance.now() + settings.timeoutMs
   while ([...all].some((connection) => connection.busy) && performance.now() < drainUntil) await sleep(1)
-  const elapsedSeconds = (performance.now() - start) / 1000
+  const elapsedSeconds = (performance.now() - measureFrom) / 1000
   stopping = true
   for (const connection of all) connection.socket.destroy()
   const cpu = process.cpuUsage(cpuBefore)
   const cpuSeconds = (cpu.user + cpu.system) / 1e6
-  return { statuses, errors, timeouts, unsent: waiting.length, elapsedSeconds, cpuSeconds, fromWrite, fromDue, ends }
+  return { statuses, errors, timeouts, unsent: waiting.length, warmupStatuses, warmupMaxMs, elapsedSeconds, cpuSeconds, fromWrite, fromDue, ends }
 }
 
 const [, , argument] = process.argv

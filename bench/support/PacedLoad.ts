@@ -10,6 +10,9 @@ export interface PacedResult {
   readonly errors: number
   readonly timeouts: number
   readonly unsent: number
+  /** Answers of the warm-up by status (left out of every other figure), and the slowest of them, ms. */
+  readonly warmupStatuses: Readonly<Record<string, number>>
+  readonly warmupMaxMs: number
   readonly requestsPerSecond: number
   /** From each request's write to the end of its answer. */
   readonly fromWrite: LatencySummary
@@ -39,6 +42,8 @@ export const pacedLoad = (settings: PacedSettings): Promise<PacedResult> =>
         errors: outcome.errors,
         timeouts: outcome.timeouts,
         unsent: outcome.unsent,
+        warmupStatuses: outcome.warmupStatuses,
+        warmupMaxMs: outcome.warmupMaxMs,
         requestsPerSecond: answered / outcome.elapsedSeconds,
         fromWrite: summarize(Float64Array.from(outcome.fromWrite), ends, none),
         fromDue: summarize(Float64Array.from(outcome.fromDue), ends, none),
