@@ -259,5 +259,26 @@ describe("smart-link redirects", () => {
         expect(refused.status).toBe(403)
       })
     )
+
+    it.effect("a rule's destination is answered with the link's caching: kept 90 s, or no-store on a gated link, with or without the visitor's query", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const rules = [{ when: { language: ["de"] }, url: to("de") }]
+        const { domain } = yield* withSettings(user, { rules })
+        const gatedLink = yield* newLink(user, domain.id, { url: to("gated"), alias: "g" })
+        const saved = yield* call("PUT", `/api/v4/${domain.id}/links/${gatedLink}/settings`, { token: user.token, body: { rules, max_clicks: 1000 } })
+        expect(saved.status).toBe(200)
+        const german = { "accept-language": "de-DE", "user-agent": AGENTS.windowsChrome }
+        for (const [path, location, caching] of [
+          ["/s", to("de"), "private, max-age=90"],
+          ["/s?utm_source=x", `${to("de")}?utm_source=x`, "private, max-age=90"],
+          ["/g", to("de"), "no-store"],
+          ["/g?utm_source=x", `${to("de")}?utm_source=x`, "no-store"]
+        ] as const) {
+          const reply = yield* visit(domain.name, path, { method: "HEAD", headers: german })
+          expect([path, reply.headers.location, reply.headers["cache-control"]]).toEqual([path, location, caching])
+        }
+      })
+    )
   })
 })

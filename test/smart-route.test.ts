@@ -25,6 +25,33 @@ describe("compiled routes", () => {
     })
   })
 
+  it("links with the same conditions and weights in another order, or a rule that is a URL in one and a split in another, keep their own", () => {
+    const options = (linkId: number) => ({ linkId, splitKey: "key", geo: undefined, weight: 1 })
+    const when = { language: ["fr"] }
+    const first = compileRoute(
+      { rules: [{ when, split: [{ url: "https://example.com/1/a", weight: 100 }, { url: "https://example.com/1/b", weight: 0 }] }] },
+      [{ id: 1, url: "https://example.com/1/a" }, { id: 2, url: "https://example.com/1/b" }],
+      options(1)
+    )!
+    const second = compileRoute(
+      { rules: [{ when, split: [{ url: "https://example.com/2/a", weight: 0 }, { url: "https://example.com/2/b", weight: 100 }] }] },
+      [{ id: 3, url: "https://example.com/2/a" }, { id: 4, url: "https://example.com/2/b" }],
+      options(2)
+    )!
+    const third = compileRoute(
+      { rules: [{ when, url: "https://example.com/3/fr" }], split: [{ url: "https://example.com/3/x", weight: 0 }, { url: "https://example.com/3/y", weight: 100 }] },
+      [{ id: 5, url: "https://example.com/3/fr" }, { id: 6, url: "https://example.com/3/x" }, { id: 7, url: "https://example.com/3/y" }],
+      options(3)
+    )!
+    for (const ip of ["192.0.2.1", "192.0.2.2", "198.51.100.7"]) {
+      const french = { ...visit("fr"), ip }
+      expect(first.choose(french)?.id).toBe(1)
+      expect(second.choose(french)?.id).toBe(4)
+      expect(third.choose(french)?.id).toBe(5)
+      expect(third.choose({ ...visit("en"), ip })?.id).toBe(7)
+    }
+  })
+
   it("a language tag matches itself and its subtags, not a longer tag that starts like it", () => {
     const route = compileRoute({ rules: [{ when: { language: ["en"] }, url: "https://example.com/en" }] }, [{ id: 1, url: "https://example.com/en" }], {
       linkId: 1,

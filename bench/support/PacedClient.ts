@@ -38,6 +38,8 @@ export interface PacedOutcome {
   /** Answers of the warm-up by status, and the slowest of them from its due time, ms. */
   readonly warmupStatuses: Readonly<Record<string, number>>
   readonly warmupMaxMs: number
+  /** Answers completed in the measured part (the warm-up's backlog included), for its req/s. */
+  readonly completedAfterWarmup: number
   readonly elapsedSeconds: number
   /** This process's CPU time (user + system) over the whole run. */
   readonly cpuSeconds: number
@@ -50,6 +52,8 @@ export interface PacedOutcome {
 interface Connection {
   readonly socket: Socket
   busy: boolean
+  /** Whether its request is one of the warm-up's. */
+  warm: boolean
   due: number
   written: number
   received: Buffer
@@ -92,14 +96,15 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   const idle: Array<Connection> = []
   const all = new Set<Connection>()
   let start = 0
-  // Answers to requests due before this are the warm-up's.
+  // The measured part's start: answers completed from then on make its req/s.
   let measureFrom = 0
+  let completedAfterWarmup = 0
   let stopping = false
 
   const open = () =>
     new Promise<Connection>((resolve, reject) => {
       const socket = connect({ host: settings.host, port: settings.port, noDelay: true })
-      const connection: Connection = { socket, busy: false, due: 0, written: 0, received: Buffer.alloc(0) }
+      const connection: Connection = { socket, busy: false, warm: false, due: 0, written: 0, received: Buffer.alloc(0) }
       socket.once("connect", () => {
         all.add(connection)
         resolve(connection)
@@ -119,7 +124,8 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
         const answer = parse(connection.received)
         if (answer === undefined) return
         const now = performance.now()
-        if (connection.due < measureFrom) {
+        if (now >= measureFrom) completedAfterWarmup++
+        if (connection.warm) {
           warmupStatuses[answer.status] = (warmupStatuses[answer.status] ?? 0) + 1
           warmupMaxMs = Math.max(warmupMaxMs, now - connection.due)
         } else {
@@ -147,10 +153,12 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   for (let i = 0; i < settings.connections; i++) idle.push(await open())
   const cpuBefore = process.cpuUsage()
   const warmupSeconds = settings.warmupSeconds ?? 0
-  const total = Math.round(settings.rate * (warmupSeconds + settings.seconds))
+  // Requests 0 to warmupCount - 1 are the warm-up's.
+  const warmupCount = Math.round(settings.rate * warmupSeconds)
+  const total = warmupCount + Math.round(settings.rate * settings.seconds)
   let sent = 0
   let issued = 0
-  // Due times of requests waiting for an idle connection.
+  // Requests (their numbers) waiting for an idle connection.
   const waiting: Array<number> = []
   start = performance.now()
   measureFrom = start + warmupSeconds * 1000
@@ -159,12 +167,13 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   while (performance.now() < end || (waiting.length > 0 && performance.now() < end + settings.timeoutMs)) {
     const now = performance.now()
     const dueNow = Math.min(total, Math.floor((now - start) / interval) + 1)
-    for (; sent < dueNow; sent++) waiting.push(start + sent * interval)
+    for (; sent < dueNow; sent++) waiting.push(sent)
     while (waiting.length > 0 && idle.length > 0) {
       const connection = idle.shift()!
-      const due = waiting.shift()!
+      const n = waiting.shift()!
       connection.busy = true
-      connection.due = due
+      connection.warm = n < warmupCount
+      connection.due = start + n * interval
       connection.written = performance.now()
       connection.socket.write(requests[issued++ % requests.length]!)
     }
@@ -184,7 +193,7 @@ const run = async (settings: PacedSettings): Promise<PacedOutcome> => {
   for (const connection of all) connection.socket.destroy()
   const cpu = process.cpuUsage(cpuBefore)
   const cpuSeconds = (cpu.user + cpu.system) / 1e6
-  return { statuses, errors, timeouts, unsent: waiting.length, warmupStatuses, warmupMaxMs, elapsedSeconds, cpuSeconds, fromWrite, fromDue, ends }
+  return { statuses, errors, timeouts, unsent: waiting.length, warmupStatuses, warmupMaxMs, completedAfterWarmup, elapsedSeconds, cpuSeconds, fromWrite, fromDue, ends }
 }
 
 const [, , argument] = process.argv

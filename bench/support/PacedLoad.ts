@@ -36,7 +36,6 @@ export const pacedLoad = (settings: PacedSettings): Promise<PacedResult> =>
       const outcome: PacedOutcome = JSON.parse(Buffer.concat(chunks).toString("utf8"))
       const ends = Float64Array.from(outcome.ends)
       const none = new Float64Array(0)
-      const answered = Object.values(outcome.statuses).reduce((sum, n) => sum + n, 0)
       resolve({
         statuses: outcome.statuses,
         errors: outcome.errors,
@@ -44,7 +43,7 @@ export const pacedLoad = (settings: PacedSettings): Promise<PacedResult> =>
         unsent: outcome.unsent,
         warmupStatuses: outcome.warmupStatuses,
         warmupMaxMs: outcome.warmupMaxMs,
-        requestsPerSecond: answered / outcome.elapsedSeconds,
+        requestsPerSecond: outcome.completedAfterWarmup / outcome.elapsedSeconds,
         fromWrite: summarize(Float64Array.from(outcome.fromWrite), ends, none),
         fromDue: summarize(Float64Array.from(outcome.fromDue), ends, none),
         generatorCpuSeconds: outcome.cpuSeconds

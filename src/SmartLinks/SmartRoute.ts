@@ -294,15 +294,23 @@ interface Outcome<T> {
   readonly split: SplitPick<T> | undefined
 }
 
-/** A memo whose keys are JSON texts, forgotten all at once when full (sharing is lost, nothing else). */
-const sharedBy = <A>(limit: number) => {
+/**
+ * A memo whose keys are JSON texts, forgotten all at once when its keys would pass `maxChars` (what it
+ * holds grows with them): sharing is lost, nothing else, and links that hold a value keep it.
+ */
+const sharedBy = <A>(maxChars: number) => {
   const known = new Map<string, A>()
+  let chars = 0
   return (key: string, make: () => A): A => {
     let value = known.get(key)
     if (value === undefined) {
-      if (known.size >= limit) known.clear()
+      if (chars + key.length > maxChars) {
+        known.clear()
+        chars = 0
+      }
       value = make()
       known.set(key, value)
+      chars += key.length
     }
     return value
   }
@@ -310,9 +318,10 @@ const sharedBy = <A>(limit: number) => {
 
 // Links made from one template have the same conditions: compiled once, their objects are the same
 // for all of those links and stay in the processor's caches, where a thousand links' own copies
-// missed it (rules of 10 conditions over 1,000 links: 3.3 µs a visit on the redirect thread).
-const sharedConditions = sharedBy<ReadonlyArray<ReadonlyArray<Test>>>(10_000)
-const sharedEnds = sharedBy<ReadonlyArray<number>>(1_000)
+// missed it (rules of 10 conditions over 1,000 links: 3.3 µs a visit on the redirect thread). Bounded
+// by the JSON's size, since a settings body may reach 64 KiB: 8 Mi characters of conditions.
+const sharedConditions = sharedBy<ReadonlyArray<ReadonlyArray<Test>>>(8 * 1024 * 1024)
+const sharedEnds = sharedBy<ReadonlyArray<number>>(64 * 1024)
 const NO_CONDITIONS: ReadonlyArray<ReadonlyArray<Test>> = []
 
 const conditionsOf = (rules: ReadonlyArray<{ readonly when: Conditions }>) =>
