@@ -87,8 +87,9 @@ const concat = (parts: ReadonlyArray<Float64Array>) => {
 
 /**
  * One autocannon run in worker mode, with every response's latency kept at full precision by
- * LatencyRecorder.cts in the worker: autocannon's result and the summary of those latencies
- * (undefined when the recorder's last chunk did not arrive within 5 s of the result).
+ * LatencyRecorder.cts in the worker, which also starts each connection at its own place in
+ * `options.requests`: autocannon's result and the summary of those latencies (undefined when the
+ * recorder's last chunk did not arrive within 5 s of the result).
  */
 export const autocannonWithLatencies = async (
   options: autocannon.Options & { readonly workers: number }
@@ -110,17 +111,20 @@ export const autocannonWithLatencies = async (
   try {
     // The worker gets a copy of this process's environment when autocannon creates it.
     process.env.BENCH_LATENCY_CHANNEL = name
+    process.env.BENCH_REQUESTS = JSON.stringify(options.requests ?? [])
     const workerOptions = { ...options }
     // @types/autocannon types setupClient as a function only; in worker mode autocannon 9 takes the
     // path of a module exporting it (lib/validate.js, lib/worker.js), which the typings omit.
     Reflect.set(workerOptions, "setupClient", RECORDER)
     const result = await autocannon(workerOptions)
     delete process.env.BENCH_LATENCY_CHANNEL
+    delete process.env.BENCH_REQUESTS
     const deadline = Date.now() + 5000
     while (!finished && Date.now() < deadline) await sleep(20)
     return { result, latency: finished ? summarize(concat(durations), concat(ends), concat(firsts)) : undefined }
   } finally {
     delete process.env.BENCH_LATENCY_CHANNEL
+    delete process.env.BENCH_REQUESTS
     channel.close()
   }
 }

@@ -15,9 +15,15 @@
  * while the worker, just started, opens all its connections one after another; on this machine
  * those took 50-1000 ms where later responses took a few, enough to make a 10-second run's p99.9.
  *
+ * Each connection also starts at its own place in the run's list of requests (BENCH_REQUESTS, set
+ * the same way), spread over the list by the golden ratio: autocannon starts every connection at
+ * the first, so 50 connections walked a list of 1,000 links side by side, each link getting a burst
+ * of up to 50 visits at once and then none until they came round again. Spread, they go over the
+ * links in turn, as the fixed-rate client does (support/PacedClient.ts).
+ *
  * CommonJS (.cts) because autocannon's worker loads it with require().
  */
-import type { Client } from "autocannon"
+import type { Client, Request } from "autocannon"
 
 const CHUNK = 4096
 
@@ -29,6 +35,12 @@ let filled = 0
 let clients = 0
 let done = 0
 const firsts: Array<number> = []
+
+const isRequest = (value: unknown): value is Request =>
+  typeof value === "object" && value !== null && "path" in value && typeof value.path === "string"
+const listed: unknown = JSON.parse(process.env.BENCH_REQUESTS ?? "[]")
+const requests: Array<Request> = Array.isArray(listed) ? listed.filter(isRequest) : []
+const GOLDEN = (Math.sqrt(5) - 1) / 2
 
 const send = (final: boolean) => {
   if (channel === undefined) return
@@ -43,6 +55,10 @@ const send = (final: boolean) => {
 }
 
 export = function setupClient(client: Client): void {
+  if (requests.length > 1) {
+    const start = Math.floor(((clients * GOLDEN) % 1) * requests.length)
+    client.setRequests([...requests.slice(start), ...requests.slice(0, start)])
+  }
   clients++
   let first = true
   client.on("response", (_status: number, _bytes: number, duration: number) => {
