@@ -117,8 +117,6 @@ export const autocannonWithLatencies = async (
     // path of a module exporting it (lib/validate.js, lib/worker.js), which the typings omit.
     Reflect.set(workerOptions, "setupClient", RECORDER)
     const result = await autocannon(workerOptions)
-    delete process.env.BENCH_LATENCY_CHANNEL
-    delete process.env.BENCH_REQUESTS
     const deadline = Date.now() + 5000
     while (!finished && Date.now() < deadline) await sleep(20)
     return { result, latency: finished ? summarize(concat(durations), concat(ends), concat(firsts)) : undefined }
