@@ -1,30 +1,64 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { createHash } from "node:crypto"
-import { splitBucket } from "../src/SmartLinks/SmartRoute.ts"
+import { agentMemo } from "../src/SmartLinks/AgentMemo.ts"
+import { splitBucket, type Visit } from "../src/SmartLinks/SmartRoute.ts"
 
-/** The bucket as the service has always placed visitors: the first 8 hex digits of the SHA-256, modulo 100. */
-const bucketByHex = (key: string, linkId: number, ip: string, userAgent: string) =>
-  parseInt(createHash("sha256").update(`${key}\n${linkId}\n${ip}\n${userAgent}`).digest("hex").slice(0, 8), 16) % 100
+const visitOf = (ip: string, userAgent: string | undefined): Visit => ({
+  headers: userAgent === undefined ? {} : { "user-agent": userAgent },
+  ip,
+  query: ""
+})
+// A string with the same characters that is not the same object, as each request's header is.
+const copy = (text: string) => Buffer.from(text, "utf16le").toString("utf16le")
+
+const visits = Array.from({ length: 5000 }, (_, i) => visitOf(`10.0.${i >> 8}.${i & 255}`, `agent ${i % 7}`))
+const movedBy = (change: (visit: Visit) => number) => visits.filter((visit) => splitBucket("one key", 3, visit) !== change(visit)).length
 
 describe("split buckets", () => {
-  it("are the first 32 bits of the keyed SHA-256 modulo 100, so every visitor keeps the bucket placed before", () => {
+  it("are the same for a repeated visitor, whatever its agent (long, non-Latin, missing) and address", () => {
     fc.assert(
-      fc.property(fc.string(), fc.nat(), fc.ipV4(), fc.option(fc.string({ unit: "grapheme" }), { nil: undefined }), (key, linkId, ip, userAgent) => {
-        const headers = userAgent === undefined ? {} : { "user-agent": userAgent }
-        expect(splitBucket(key, linkId, { headers, ip, query: "" })).toBe(bucketByHex(key, linkId, ip, userAgent ?? ""))
+      fc.property(fc.string(), fc.nat(), fc.oneof(fc.ipV4(), fc.ipV6()), fc.option(fc.string({ unit: "grapheme", maxLength: 700 }), { nil: undefined }), (key, linkId, ip, userAgent) => {
+        const bucket = splitBucket(key, linkId, visitOf(ip, userAgent))
+        expect(bucket).toBeGreaterThanOrEqual(0)
+        expect(bucket).toBeLessThan(100)
+        expect(Number.isInteger(bucket)).toBe(true)
+        expect(splitBucket(copy(key), linkId, visitOf(copy(ip), userAgent === undefined ? undefined : copy(userAgent)))).toBe(bucket)
       }),
       { numRuns: 2000 }
     )
   })
 
-  it("spread visitors over all 100 buckets, and another key places them elsewhere", () => {
-    const visits = Array.from({ length: 5000 }, (_, i) => ({ headers: { "user-agent": `agent ${i % 7}` }, ip: `10.0.${i >> 8}.${i & 255}`, query: "" }))
+  it("spread visitors over all 100 buckets", () => {
     const counts = new Array<number>(100).fill(0)
     for (const visit of visits) counts[splitBucket("one key", 3, visit)]! += 1
     expect(Math.min(...counts)).toBeGreaterThan(20)
     expect(Math.max(...counts)).toBeLessThan(90)
-    const moved = visits.filter((visit) => splitBucket("one key", 3, visit) !== splitBucket("another key", 3, visit)).length
-    expect(moved).toBeGreaterThan(4500)
+  })
+
+  it("move most visitors under another key, on another link, from another address or with another agent", () => {
+    expect(movedBy((visit) => splitBucket("another key", 3, visit))).toBeGreaterThan(4800)
+    expect(movedBy((visit) => splitBucket("one key", 4, visit))).toBeGreaterThan(4800)
+    expect(movedBy((visit) => splitBucket("one key", 3 + 2 ** 32, visit))).toBeGreaterThan(4800)
+    expect(movedBy((visit) => splitBucket("one key", 3, { ...visit, ip: `${visit.ip}1` }))).toBeGreaterThan(4800)
+    expect(movedBy((visit) => splitBucket("one key", 3, visitOf(visit.ip, `${visit.headers["user-agent"]}.`)))).toBeGreaterThan(4800)
+  })
+})
+
+describe("the agent memo", () => {
+  it("answers each agent with its own value, agents sharing a place in the front table included", () => {
+    const computed: Array<string> = []
+    const memo = agentMemo(100, (agent) => {
+      computed.push(agent)
+      return { agent }
+    })
+    // Every third character is read for the place: these differ at the second only.
+    const first = "axc browser"
+    const second = "ayc browser"
+    for (let round = 0; round < 3; round++) {
+      expect(memo(copy(first)).agent).toBe(first)
+      expect(memo(copy(second)).agent).toBe(second)
+    }
+    expect(memo(copy("")).agent).toBe("")
+    expect(computed).toEqual([first, second, ""])
   })
 })
