@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { agentMemo } from "../src/SmartLinks/AgentMemo.ts"
+import { stringMemo } from "../src/SmartLinks/StringMemo.ts"
 import { splitBucket, type Visit } from "../src/SmartLinks/SmartRoute.ts"
 
 const visitOf = (ip: string, userAgent: string | undefined): Visit => ({
@@ -44,10 +44,10 @@ describe("split buckets", () => {
   })
 })
 
-describe("the agent memo", () => {
+describe("the string memo", () => {
   it("answers each agent with its own value, agents sharing a place in the front table included", () => {
     const computed: Array<string> = []
-    const memo = agentMemo(100, (agent) => {
+    const memo = stringMemo(100, (agent) => {
       computed.push(agent)
       return { agent }
     })
@@ -60,5 +60,18 @@ describe("the agent memo", () => {
     }
     expect(memo(copy("")).agent).toBe("")
     expect(computed).toEqual([first, second, ""])
+  })
+
+  it("holds at most `limit` keys in its Map and 1,024 in front of it", () => {
+    let computed = 0
+    const memo = stringMemo(100, (key) => {
+      computed += 1
+      return key.length
+    })
+    const keys = Array.from({ length: 5000 }, (_, i) => `agent ${i}`)
+    for (const key of keys) memo(key)
+    expect(computed).toBe(5000)
+    for (const key of keys) memo(copy(key))
+    expect(computed).toBeGreaterThanOrEqual(10_000 - 100 - 1024)
   })
 })

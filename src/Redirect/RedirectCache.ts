@@ -2,7 +2,7 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { loadGeoLookup } from "../Clicks/GeoIp.ts"
-import { boundedMemo } from "../Clicks/ClickSource.ts"
+import { stringMemo } from "../SmartLinks/StringMemo.ts"
 import { StoredSettings, Target } from "../SmartLinks/SettingsModel.ts"
 import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
 import { DatabasePool } from "../Sql/Database.ts"
@@ -240,7 +240,7 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     // Addresses repeat within seconds; a lookup costs a few microseconds.
     const geoLookup = () =>
       (geo ??= loadGeoLookup().then(
-        (lookup) => boundedMemo(10_000, lookup),
+        (lookup) => stringMemo(10_000, lookup),
         (error: unknown) => {
           geo = undefined
           throw error

@@ -1,10 +1,10 @@
 import { BlockList } from "node:net"
 import * as crypto from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
-import { boundedMemo, classifyUserAgent, platformOf, truncateUserAgent } from "../Clicks/ClickSource.ts"
+import { classifyUserAgent, platformOf, truncateUserAgent } from "../Clicks/ClickSource.ts"
 import type { GeoLocation } from "../Clicks/GeoIp.ts"
 import { parseSubnet } from "../Platform/ClientIp.ts"
-import { agentMemo } from "./AgentMemo.ts"
+import { stringMemo } from "./StringMemo.ts"
 import { type HalfSipKey, halfSipHash32, halfSipHash64, halfSipKey } from "./HalfSipHash.ts"
 import { type Conditions, destinationsOf, type Split, type StoredSettings, type Target } from "./SettingsModel.ts"
 
@@ -55,7 +55,7 @@ interface AgentTraits {
 }
 
 // A user agent takes tens of microseconds to parse, and the same few make most visits.
-const traitsOf = agentMemo(10_000, (userAgent): AgentTraits => {
+const traitsOf = stringMemo(10_000, (userAgent): AgentTraits => {
   const { os, browser } = platformOf(userAgent)
   return { device: classifyUserAgent(userAgent).device, os: OS_NAMES[os] ?? "", browser: BROWSER_NAMES[browser] ?? "" }
 })
@@ -89,7 +89,7 @@ export const preferredLanguage = (header: string | undefined): string => {
 }
 
 // The same few headers make most visits.
-const languageOf = boundedMemo(1000, preferredLanguage)
+const languageOf = stringMemo(1000, preferredLanguage)
 
 const NOWHERE: GeoLocation = { country: null, region: null, city: null }
 
@@ -270,7 +270,7 @@ class VisitorBuckets {
   constructor(secret: string) {
     const key = halfSipKey(crypto.createHash("sha256").update(secret).digest().subarray(0, 8))
     this.key = key
-    this.agentDigest = agentMemo(10_000, (userAgent) => halfSipHash64(key, Buffer.from(userAgent, "utf8")))
+    this.agentDigest = stringMemo(10_000, (userAgent) => halfSipHash64(key, Buffer.from(userAgent, "utf8")))
   }
 
   of(linkId: number, visit: Visit): number {
