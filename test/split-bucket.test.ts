@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { stringMemo } from "../src/SmartLinks/StringMemo.ts"
+import { stringMemo } from "../src/Clicks/ClickSource.ts"
 import { splitBucket, type Visit } from "../src/SmartLinks/SmartRoute.ts"
 
 const visitOf = (ip: string, userAgent: string | undefined): Visit => ({

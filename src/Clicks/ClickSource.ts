@@ -36,6 +36,35 @@ export const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
   }
 }
 
+const FRONT_SLOTS = 1024
+
+/** A cheap hash of every third character and the length: where in the front table a key sits. */
+const frontSlot = (text: string) => {
+  let hash = text.length
+  for (let i = 0; i < text.length; i += 3) hash = Math.imul(hash ^ text.charCodeAt(i), 0x9e3779b1)
+  return (hash ^ (hash >>> 15)) & (FRONT_SLOTS - 1)
+}
+
+/**
+ * `boundedMemo` for what a request's headers bring (user agents, languages, addresses), with a
+ * direct-mapped table of the last key seen at each of 1,024 places in front. Every request brings
+ * its headers as new strings, whose full hash a Map computes every time (about 0.2 µs for a
+ * browser's 110-character agent); the front table reads a third of the characters and compares the
+ * rest. Keys that share a place take turns in it and are answered by the Map, as without it.
+ */
+export const stringMemo = <A>(limit: number, compute: (key: string) => A): ((key: string) => A) => {
+  const backing = boundedMemo(limit, compute)
+  const front = new Array<{ readonly key: string; readonly value: A } | undefined>(FRONT_SLOTS).fill(undefined)
+  return (key) => {
+    const slot = frontSlot(key)
+    const entry = front[slot]
+    if (entry !== undefined && entry.key === key) return entry.value
+    const value = backing(key)
+    front[slot] = { key, value }
+    return value
+  }
+}
+
 const OTHER: UserAgentClass = { device: "other", bot: false }
 const BOT: UserAgentClass = { device: "bot", bot: true }
 

@@ -1,6 +1,5 @@
 import { isbot } from "isbot"
-import { MAX_USER_AGENT } from "../Clicks/ClickSource.ts"
-import { stringMemo } from "../SmartLinks/StringMemo.ts"
+import { MAX_USER_AGENT, stringMemo } from "../Clicks/ClickSource.ts"
 
 /**
  * `test` (isbot) of a request's user agent, remembered for at most `limit` agents (and the 1,024 of

@@ -1,10 +1,9 @@
 import { BlockList } from "node:net"
 import * as crypto from "node:crypto"
 import type { IncomingHttpHeaders } from "node:http"
-import { classifyUserAgent, platformOf, truncateUserAgent } from "../Clicks/ClickSource.ts"
+import { classifyUserAgent, platformOf, stringMemo, truncateUserAgent } from "../Clicks/ClickSource.ts"
 import type { GeoLocation } from "../Clicks/GeoIp.ts"
 import { parseSubnet } from "../Platform/ClientIp.ts"
-import { stringMemo } from "./StringMemo.ts"
 import { type HalfSipKey, halfSipHash32, halfSipHash64, halfSipKey } from "./HalfSipHash.ts"
 import { type Conditions, destinationsOf, type Split, type StoredSettings, type Target } from "./SettingsModel.ts"
 
