@@ -64,4 +64,30 @@ describe("compiled routes", () => {
     expect(route.choose(visit("enx"))).toBeUndefined()
     expect(route.choose(visit("e"))).toBeUndefined()
   })
+
+  it("agent conditions: values of one kind are alternatives, kinds must all hold, a kind not named lets an unknown agent through", () => {
+    const iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+    const windowsChrome = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
+    const linuxFirefox = "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0"
+    const settings: StoredSettings = {
+      rules: [
+        { when: { os: ["linux", "ios"], browser: ["chrome"] }, url: "https://example.com/1" },
+        { when: { device: ["tablet", "desktop"], os: ["windows"], browser: ["firefox", "chrome"] }, url: "https://example.com/2" },
+        { when: { os: ["ios", "linux"] }, url: "https://example.com/3" },
+        { when: { device: ["mobile"], browser: ["safari"] }, url: "https://example.com/4" },
+        { when: { language: ["fr"] }, url: "https://example.com/5" }
+      ]
+    }
+    const targets = [1, 2, 3, 4, 5].map((id) => ({ id, url: `https://example.com/${id}` }))
+    const route = compileRoute(settings, targets, { linkId: 1, splitKey: "key", geo: undefined, weight: 1 })!
+    const chosen = (agent: string | undefined, language = "en") =>
+      route.choose({ headers: agent === undefined ? { "accept-language": language } : { "user-agent": agent, "accept-language": language }, ip: "192.0.2.1", query: "" })?.id
+    expect(chosen(windowsChrome)).toBe(2)
+    expect(chosen(linuxFirefox)).toBe(3)
+    expect(chosen(iphone)).toBe(3)
+    // Not a browser, no system: only the rule that names no agent kind holds.
+    expect(chosen("curl/8.5.0", "fr")).toBe(5)
+    expect(chosen(undefined, "fr")).toBe(5)
+    expect(chosen(undefined)).toBeUndefined()
+  })
 })

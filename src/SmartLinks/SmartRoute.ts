@@ -5,7 +5,16 @@ import { classifyUserAgent, platformOf, stringMemo, truncateUserAgent } from "..
 import type { GeoLocation } from "../Clicks/GeoIp.ts"
 import { parseSubnet } from "../Platform/ClientIp.ts"
 import { type HalfSipKey, halfSipHash32, halfSipHash64, halfSipKey } from "./HalfSipHash.ts"
-import { type Conditions, destinationsOf, type Split, type StoredSettings, type Target } from "./SettingsModel.ts"
+import {
+  BROWSERS,
+  type Conditions,
+  destinationsOf,
+  DEVICES,
+  OPERATING_SYSTEMS,
+  type Split,
+  type StoredSettings,
+  type Target
+} from "./SettingsModel.ts"
 
 /**
  * A link's rules and split compiled for the redirect path (plain functions, no Effect): evaluated
@@ -29,35 +38,67 @@ export interface SmartRoute<T extends Target = Target> {
   readonly weight: number
 }
 
-const OS_NAMES: Readonly<Record<string, string>> = {
-  iOS: "ios",
-  Android: "android",
-  Windows: "windows",
-  macOS: "macos",
-  Linux: "linux"
-}
+/**
+ * A visitor's agent as one bit per trait: its device class, its operating system and its browser,
+ * each its own bit, or the "unknown" bit of its kind. A rule's agent conditions are the bits they
+ * allow (every bit of a kind they do not name), and hold when the visitor has no other bit: one
+ * AND a visit, where sets of names cost a hash lookup each.
+ */
+const bitsOf = (names: ReadonlyArray<string>, first: number): ReadonlyMap<string, number> => new Map(names.map((name, i) => [name, 1 << (first + i)]))
 
-const BROWSER_NAMES: Readonly<Record<string, string>> = {
-  Chrome: "chrome",
-  Chromium: "chrome",
-  Safari: "safari",
-  Firefox: "firefox",
-  "Microsoft Edge": "edge",
-  Opera: "opera",
-  "Samsung Internet for Android": "samsung"
-}
+const DEVICE_BITS = bitsOf(DEVICES, 0)
+const UNKNOWN_DEVICE = 1 << DEVICES.length
+const OS_FIRST = DEVICES.length + 1
+const OS_BITS = bitsOf(OPERATING_SYSTEMS, OS_FIRST)
+const UNKNOWN_OS = 1 << (OS_FIRST + OPERATING_SYSTEMS.length)
+const BROWSER_FIRST = OS_FIRST + OPERATING_SYSTEMS.length + 1
+const BROWSER_BITS = bitsOf(BROWSERS, BROWSER_FIRST)
+const UNKNOWN_BROWSER = 1 << (BROWSER_FIRST + BROWSERS.length)
 
-interface AgentTraits {
-  readonly device: string
-  readonly os: string
-  readonly browser: string
-}
+const allOf = (bits: ReadonlyMap<string, number>, unknown: number) => [...bits.values()].reduce((all, bit) => all | bit, unknown)
+const ALL_DEVICES = allOf(DEVICE_BITS, UNKNOWN_DEVICE)
+const ALL_OS = allOf(OS_BITS, UNKNOWN_OS)
+const ALL_BROWSERS = allOf(BROWSER_BITS, UNKNOWN_BROWSER)
+/** What a rule without agent conditions allows. */
+const ANY_AGENT = ALL_DEVICES | ALL_OS | ALL_BROWSERS
+
+// What the conditions call Bowser's names.
+const OS_NAMES: ReadonlyMap<string, string> = new Map([
+  ["iOS", "ios"],
+  ["Android", "android"],
+  ["Windows", "windows"],
+  ["macOS", "macos"],
+  ["Linux", "linux"]
+])
+
+const BROWSER_NAMES: ReadonlyMap<string, string> = new Map([
+  ["Chrome", "chrome"],
+  ["Chromium", "chrome"],
+  ["Safari", "safari"],
+  ["Firefox", "firefox"],
+  ["Microsoft Edge", "edge"],
+  ["Opera", "opera"],
+  ["Samsung Internet for Android", "samsung"]
+])
+
+const bitOf = (bits: ReadonlyMap<string, number>, name: string | undefined, unknown: number) => (name === undefined ? undefined : bits.get(name)) ?? unknown
 
 // A user agent takes tens of microseconds to parse, and the same few make most visits.
-const traitsOf = stringMemo(10_000, (userAgent): AgentTraits => {
+const traitsOf = stringMemo(10_000, (userAgent): number => {
   const { os, browser } = platformOf(userAgent)
-  return { device: classifyUserAgent(userAgent).device, os: OS_NAMES[os] ?? "", browser: BROWSER_NAMES[browser] ?? "" }
+  return (
+    bitOf(DEVICE_BITS, classifyUserAgent(userAgent).device, UNKNOWN_DEVICE) |
+    bitOf(OS_BITS, OS_NAMES.get(os), UNKNOWN_OS) |
+    bitOf(BROWSER_BITS, BROWSER_NAMES.get(browser), UNKNOWN_BROWSER)
+  )
 })
+
+/** The bits a rule's agent conditions allow: a kind it does not name allows all of its bits. */
+const allowedAgents = (when: Conditions) => {
+  const allowed = (names: ReadonlyArray<string> | undefined, bits: ReadonlyMap<string, number>, all: number) =>
+    names === undefined ? all : names.reduce((mask, name) => mask | (bits.get(name.toLowerCase()) ?? 0), 0)
+  return allowed(when.device, DEVICE_BITS, ALL_DEVICES) | allowed(when.os, OS_BITS, ALL_OS) | allowed(when.browser, BROWSER_BITS, ALL_BROWSERS)
+}
 
 /** Longer Accept-Language headers are read this far: real ones are far shorter. */
 const MAX_ACCEPT_LANGUAGE = 1000
@@ -90,12 +131,24 @@ export const preferredLanguage = (header: string | undefined): string => {
 // The same few headers make most visits.
 const languageOf = stringMemo(1000, preferredLanguage)
 
-const NOWHERE: GeoLocation = { country: null, region: null, city: null }
+/** A GeoIP place with its region and city in lower case, as the conditions hold them. */
+interface Place {
+  readonly country: string | null
+  readonly region: string | null
+  readonly city: string | null
+}
+
+const NOWHERE: Place = { country: null, region: null, city: null }
+
+const placeOf = (location: GeoLocation): Place =>
+  location.region === null && location.city === null
+    ? location
+    : { country: location.country, region: location.region?.toLowerCase() ?? null, city: location.city?.toLowerCase() ?? null }
 
 /** What one visit's conditions have asked so far: each fact is found once, when first needed. */
 class Facts {
-  private agent: AgentTraits | undefined
-  private place: GeoLocation | undefined
+  private agent = 0
+  private place: Place | undefined
   private params: URLSearchParams | undefined
   private language: string | undefined
   private seconds: number | undefined
@@ -103,13 +156,14 @@ class Facts {
     readonly visit: Visit,
     private readonly geo: GeoLookup | undefined
   ) {}
-  get traits(): AgentTraits {
+  /** The agent's trait bits. */
+  get traits(): number {
     // Cut first: the memo's keys stay small whatever a client sends.
-    this.agent ??= traitsOf(truncateUserAgent(this.visit.headers["user-agent"]))
+    if (this.agent === 0) this.agent = traitsOf(truncateUserAgent(this.visit.headers["user-agent"]))
     return this.agent
   }
-  get location(): GeoLocation {
-    this.place ??= this.geo === undefined ? NOWHERE : this.geo(this.visit.ip)
+  get location(): Place {
+    this.place ??= this.geo === undefined ? NOWHERE : placeOf(this.geo(this.visit.ip))
     return this.place
   }
   get query(): URLSearchParams {
@@ -127,50 +181,38 @@ class Facts {
   }
 }
 
-const enum Kind {
-  After,
-  Before,
-  Query,
-  Cidr,
-  Language,
-  Device,
-  Os,
-  Browser,
-  Country,
-  Region,
-  City
-}
-
 /**
- * One condition as data, read by `holds`: every link's conditions have this one shape and one
+ * One rule's conditions as data, read by `passes`: every link's rules have this one shape and one
  * evaluator, so the redirect path runs the same code for a thousand links' rules (closures made per
- * link cost it 2-4 µs a visit over 1,000 links, against 0.7 over one).
+ * link cost it 2-4 µs a visit over 1,000 links, against 0.7 over one). A condition the rule does not
+ * have is null (or, for time and agents, allows everything).
  */
-class Test {
+class RuleTest {
   constructor(
-    readonly kind: Kind,
-    /** Lower case (country: upper case): device, os, browser, country, region, city. */
-    readonly values: ReadonlySet<string> | null,
-    /** Language tags, lower case. */
-    readonly tags: ReadonlyArray<string> | null,
-    readonly seconds: number,
+    /** Unix seconds: holds from `after` (inclusive) to `before` (exclusive). */
+    readonly after: number,
+    readonly before: number,
     readonly query: ReadonlyArray<readonly [string, string | true]> | null,
-    readonly subnets: BlockList | null
+    readonly subnets: BlockList | null,
+    /** Language tags, lower case. */
+    readonly languages: ReadonlyArray<string> | null,
+    /** The agent trait bits allowed (ANY_AGENT: no agent condition). */
+    readonly agents: number,
+    /** Upper case, as GeoIP has them: compared as they are, with no string made per visit. */
+    readonly countries: ReadonlySet<string> | null,
+    /** Lower case. */
+    readonly regions: ReadonlySet<string> | null,
+    readonly cities: ReadonlySet<string> | null
   ) {}
 }
 
-const valuesTest = (kind: Kind, values: ReadonlyArray<string>) => new Test(kind, new Set(values.map((value) => value.toLowerCase())), null, 0, null, null)
-// Stored upper case, as GeoIP has them: compared as they are, with no string made per visit.
-const countryTest = (values: ReadonlyArray<string>) => new Test(Kind.Country, new Set(values.map((value) => value.toUpperCase())), null, 0, null, null)
-const timeTest = (kind: Kind.After | Kind.Before, seconds: number) => new Test(kind, null, null, seconds, null, null)
-
-const cidrTest = (values: ReadonlyArray<string>) => {
+const subnetsOf = (values: ReadonlyArray<string>) => {
   const list = new BlockList()
   for (const value of values) {
     const subnet = parseSubnet(value)
     if (subnet !== undefined) list.addSubnet(subnet.ip, subnet.bits, subnet.family)
   }
-  return new Test(Kind.Cidr, null, null, 0, null, list)
+  return list
 }
 
 const inList = (list: BlockList, ip: string) => {
@@ -195,57 +237,40 @@ const languageHolds = (tags: ReadonlyArray<string>, preferred: string) => {
   return false
 }
 
-const has = (values: ReadonlySet<string> | null, value: string | null) => value !== null && values !== null && values.has(value)
+const inSet = (values: ReadonlySet<string> | null, value: string | null) => values === null || (value !== null && values.has(value))
 
-const holds = (test: Test, facts: Facts): boolean => {
-  switch (test.kind) {
-    case Kind.After:
-      return facts.now >= test.seconds
-    case Kind.Before:
-      return facts.now < test.seconds
-    case Kind.Query:
-      return queryHolds(test.query ?? [], facts.query)
-    case Kind.Cidr:
-      return test.subnets !== null && inList(test.subnets, facts.visit.ip)
-    case Kind.Language:
-      return languageHolds(test.tags ?? [], facts.preferredLanguage)
-    case Kind.Device:
-      return has(test.values, facts.traits.device)
-    case Kind.Os:
-      return has(test.values, facts.traits.os)
-    case Kind.Browser:
-      return has(test.values, facts.traits.browser)
-    case Kind.Country:
-      return has(test.values, facts.location.country)
-    case Kind.Region:
-      return has(test.values, facts.location.region?.toLowerCase() ?? null)
-    case Kind.City:
-      return has(test.values, facts.location.city?.toLowerCase() ?? null)
+/** Whether every condition of the rule holds, the cheapest asked first. */
+const passes = (rule: RuleTest, facts: Facts): boolean => {
+  if (rule.after !== -Infinity || rule.before !== Infinity) {
+    const now = facts.now
+    if (now < rule.after || now >= rule.before) return false
   }
-}
-
-/** Whether every test holds. */
-const passes = (tests: ReadonlyArray<Test>, facts: Facts) => {
-  for (const test of tests) if (!holds(test, facts)) return false
+  if (rule.query !== null && !queryHolds(rule.query, facts.query)) return false
+  if (rule.subnets !== null && !inList(rule.subnets, facts.visit.ip)) return false
+  if (rule.languages !== null && !languageHolds(rule.languages, facts.preferredLanguage)) return false
+  if (rule.agents !== ANY_AGENT && (facts.traits & ~rule.agents) !== 0) return false
+  if (rule.countries !== null || rule.regions !== null || rule.cities !== null) {
+    const place = facts.location
+    return inSet(rule.countries, place.country) && inSet(rule.regions, place.region) && inSet(rule.cities, place.city)
+  }
   return true
 }
 
-/** The tests of one rule's conditions, cheapest first. */
-const testsOf = (when: Conditions): ReadonlyArray<Test> => {
-  const tests: Array<Test> = []
-  if (when.after !== undefined) tests.push(timeTest(Kind.After, when.after))
-  if (when.before !== undefined) tests.push(timeTest(Kind.Before, when.before))
-  if (when.query !== undefined) tests.push(new Test(Kind.Query, null, null, 0, Object.entries(when.query), null))
-  if (when.cidr !== undefined) tests.push(cidrTest(when.cidr))
-  if (when.language !== undefined) tests.push(new Test(Kind.Language, null, when.language.map((value) => value.toLowerCase()), 0, null, null))
-  if (when.device !== undefined) tests.push(valuesTest(Kind.Device, when.device))
-  if (when.os !== undefined) tests.push(valuesTest(Kind.Os, when.os))
-  if (when.browser !== undefined) tests.push(valuesTest(Kind.Browser, when.browser))
-  if (when.country !== undefined) tests.push(countryTest(when.country))
-  if (when.region !== undefined) tests.push(valuesTest(Kind.Region, when.region))
-  if (when.city !== undefined) tests.push(valuesTest(Kind.City, when.city))
-  return tests
-}
+const setOf = (values: ReadonlyArray<string> | undefined, normal: (value: string) => string) =>
+  values === undefined ? null : new Set(values.map(normal))
+
+const testOf = (when: Conditions): RuleTest =>
+  new RuleTest(
+    when.after ?? -Infinity,
+    when.before ?? Infinity,
+    when.query === undefined ? null : Object.entries(when.query),
+    when.cidr === undefined ? null : subnetsOf(when.cidr),
+    when.language?.map((value) => value.toLowerCase()) ?? null,
+    allowedAgents(when),
+    setOf(when.country, (value) => value.toUpperCase()),
+    setOf(when.region, (value) => value.toLowerCase()),
+    setOf(when.city, (value) => value.toLowerCase())
+  )
 
 const needsPlace = (when: Conditions) => when.country !== undefined || when.region !== undefined || when.city !== undefined
 
@@ -360,12 +385,12 @@ const sharedBy = <A>(maxChars: number) => {
 // for all of those links and stay in the processor's caches, where a thousand links' own copies
 // missed it (rules of 10 conditions over 1,000 links: 3.3 µs a visit on the redirect thread). Bounded
 // by the JSON's size, since a settings body may reach 64 KiB: 8 Mi characters of conditions.
-const sharedConditions = sharedBy<ReadonlyArray<ReadonlyArray<Test>>>(8 * 1024 * 1024)
+const sharedConditions = sharedBy<ReadonlyArray<RuleTest>>(8 * 1024 * 1024)
 const sharedEnds = sharedBy<ReadonlyArray<number>>(64 * 1024)
-const NO_CONDITIONS: ReadonlyArray<ReadonlyArray<Test>> = []
+const NO_CONDITIONS: ReadonlyArray<RuleTest> = []
 
 const conditionsOf = (rules: ReadonlyArray<{ readonly when: Conditions }>) =>
-  rules.length === 0 ? NO_CONDITIONS : sharedConditions(JSON.stringify(rules.map((rule) => rule.when)), () => rules.map((rule) => testsOf(rule.when)))
+  rules.length === 0 ? NO_CONDITIONS : sharedConditions(JSON.stringify(rules.map((rule) => rule.when)), () => rules.map((rule) => testOf(rule.when)))
 
 /**
  * A link's compiled route: a class, so that every link's `choose` is one method of one shape and the
@@ -374,7 +399,7 @@ const conditionsOf = (rules: ReadonlyArray<{ readonly when: Conditions }>) =>
  */
 class CompiledRoute<T extends Target> implements SmartRoute<T> {
   constructor(
-    private readonly conditions: ReadonlyArray<ReadonlyArray<Test>>,
+    private readonly conditions: ReadonlyArray<RuleTest>,
     private readonly outcomes: ReadonlyArray<Outcome<T>>,
     private readonly fallback: SplitPick<T> | undefined,
     private readonly linkId: number,
