@@ -2,9 +2,8 @@ import { Effect, Option, Schema } from "effect"
 import { createHmac } from "node:crypto"
 import { TokenSecret } from "../Auth/TokenStore.ts"
 import { loadGeoLookup } from "../Clicks/GeoIp.ts"
-import { stringMemo } from "../Clicks/ClickSource.ts"
 import { StoredSettings, Target } from "../SmartLinks/SettingsModel.ts"
-import { compileRoute, type GeoLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
+import { compileRoute, type GeoLookup, placeLookup, settingsNeedGeo, type SmartRoute } from "../SmartLinks/SmartRoute.ts"
 import { DatabasePool } from "../Sql/Database.ts"
 import { ChangeFeed } from "../Sql/ChangeFeed.ts"
 import { recordRedirectLookup } from "../Platform/Metrics.ts"
@@ -237,10 +236,9 @@ export const makeRedirectCache = (options: RedirectCacheOptions = redirectCacheD
     // Read on the first link whose rules need a place: most processes never hold it on this thread.
     let geo: Promise<GeoLookup> | undefined
 
-    // Addresses repeat within seconds; a lookup costs a few microseconds.
     const geoLookup = () =>
       (geo ??= loadGeoLookup().then(
-        (lookup) => stringMemo(10_000, lookup),
+        placeLookup,
         (error: unknown) => {
           geo = undefined
           throw error

@@ -29,7 +29,8 @@ export interface Visit {
   readonly query: string
 }
 
-export type GeoLookup = (ip: string) => GeoLocation
+/** Where an address is, as the conditions compare it (see `placeLookup`). */
+export type GeoLookup = (ip: string) => Place
 
 export interface SmartRoute<T extends Target = Target> {
   /** Where this visit goes: a rule's or the split's destination, or undefined for the link's URL. */
@@ -132,7 +133,7 @@ export const preferredLanguage = (header: string | undefined): string => {
 const languageOf = stringMemo(1000, preferredLanguage)
 
 /** A GeoIP place with its region and city in lower case, as the conditions hold them. */
-interface Place {
+export interface Place {
   readonly country: string | null
   readonly region: string | null
   readonly city: string | null
@@ -144,6 +145,9 @@ const placeOf = (location: GeoLocation): Place =>
   location.region === null && location.city === null
     ? location
     : { country: location.country, region: location.region?.toLowerCase() ?? null, city: location.city?.toLowerCase() ?? null }
+
+/** A GeoIP lookup for the conditions, memoised: addresses repeat within seconds, a lookup costs a few microseconds. */
+export const placeLookup = (lookup: (ip: string) => GeoLocation): GeoLookup => stringMemo(10_000, (ip) => placeOf(lookup(ip)))
 
 /** What one visit's conditions have asked so far: each fact is found once, when first needed. */
 class Facts {
@@ -163,7 +167,7 @@ class Facts {
     return this.agent
   }
   get location(): Place {
-    this.place ??= this.geo === undefined ? NOWHERE : placeOf(this.geo(this.visit.ip))
+    this.place ??= this.geo === undefined ? NOWHERE : this.geo(this.visit.ip)
     return this.place
   }
   get query(): URLSearchParams {
