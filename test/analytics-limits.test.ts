@@ -5,8 +5,8 @@ import { appConfig, environment } from "../src/Config.ts"
 import { analyticsScenario, FOUR_DAYS, report } from "./support/AnalyticsScenario.ts"
 import { call, codes, type Reply, timed, within } from "./support/Http.ts"
 import { holdLocks, waitingOnLocks } from "./support/Locks.ts"
-import { testServerUrl } from "./support/TestDatabase.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 const read = (env: Record<string, string>) => Effect.either(Effect.withConfigProvider(appConfig, environment(env)))
 
@@ -57,7 +57,7 @@ describe("ANALYTICS_TIMEOUT_SECONDS and ANALYTICS_CONCURRENCY_PER_ACCOUNT (confi
 
 // A statement that waits for a lock another session holds is a slow report made deterministic; the
 // embedded database has one connection, so these need PostgreSQL.
-describe.skipIf(testServerUrl === undefined)("a report past ANALYTICS_TIMEOUT_SECONDS (PostgreSQL)", () => {
+describeUnless(withoutServer("the slow report waits for a lock another session holds; the embedded database has one session"), "a report past ANALYTICS_TIMEOUT_SECONDS (PostgreSQL)", () => {
   layer(TestServer({ ANALYTICS_TIMEOUT_SECONDS: "1" }), { excludeTestServices: true })((it) => {
     it.effect("gets 503 10508 with Retry-After after about 1 s, v4 and v3, and its statement is cancelled", () =>
       Effect.gen(function* () {
@@ -90,7 +90,7 @@ describe.skipIf(testServerUrl === undefined)("a report past ANALYTICS_TIMEOUT_SE
   })
 })
 
-describe.skipIf(testServerUrl === undefined)("concurrent reports of one account (PostgreSQL)", () => {
+describeUnless(withoutServer("reports run at once in sessions of their own; the embedded database has one session"), "concurrent reports of one account (PostgreSQL)", () => {
   layer(TestServer({ ANALYTICS_TIMEOUT_SECONDS: "60" }), { excludeTestServices: true })((it) => {
     it.effect("beyond ANALYTICS_CONCURRENCY_PER_ACCOUNT (2) one gets 503 10901 at once; another account is not refused", () =>
       Effect.gen(function* () {
@@ -130,7 +130,7 @@ describe.skipIf(testServerUrl === undefined)("concurrent reports of one account 
   })
 })
 
-describe.skipIf(testServerUrl === undefined)("an API request past API_DEADLINE_SECONDS (PostgreSQL)", () => {
+describeUnless(withoutServer("the slow request waits for a lock another session holds; the embedded database has one session"), "an API request past API_DEADLINE_SECONDS (PostgreSQL)", () => {
   layer(TestServer({ API_DEADLINE_SECONDS: "1", ANALYTICS_TIMEOUT_SECONDS: "600" }), { excludeTestServices: true })((it) => {
     it.effect("is answered 503 10902 and its statement is cancelled, a report's as any other's", () =>
       Effect.gen(function* () {

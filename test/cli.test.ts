@@ -21,6 +21,7 @@ import { loadMigrations } from "../src/Sql/Migrator.ts"
 import { at, call, codes, numberAt, stringAt, within } from "./support/Http.ts"
 import { BaseUrl } from "./support/TestServer.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 const SOURCE = { label: "Source", field_code: "utm_source", type: "text", required: true }
 const MEDIUM = { label: "Medium", field_code: "utm_medium", type: "text", required: false }
@@ -454,67 +455,69 @@ describe("admin CLI", { timeout: 120_000 }, () => {
   )
 
   // Two instances and the CLI on one PostgreSQL database (the embedded one admits one process at a time).
-  it.scopedLive.skipIf(testServerUrl === undefined)(
-    "refresh-token, disable and password revoke the user's access tokens on every instance within a second; a disabled user cannot log in until enabled; DELETE /access_token on one instance is refused on the other",
-    () =>
-      Effect.gen(function* () {
-        const accountId = numberAt(yield* json("account", "create", "--name", "Revocations", "--plan", "team"), "id")
-        const email = uniqueEmail("revoked")
-        const userId = numberAt(yield* json("user", "create", "--account", String(accountId), "--email", email, "--password", PASSWORD), "user_id")
-        const [a, b] = [yield* instance, yield* instance]
-        const on = (url: string) => Effect.provideService(BaseUrl, url)
-        const login = (url: string, body: Record<string, string>) => call("POST", "/api/v4/access_token", { body }).pipe(on(url))
-        const token = (url: string, body: Record<string, string>) => Effect.map(login(url, body), (reply) => stringAt(reply.body, "access_token"))
-        const works = (url: string, bearer: string) =>
-          Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 200)
-        const isRevoked = (url: string, bearer: string) =>
-          Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 401 && codes(reply)[0] === 10000)
-        /** The token works on both instances (which then cache its owner). */
-        const usedOnBoth = (bearer: string) =>
-          Effect.gen(function* () {
-            expect(yield* works(a, bearer)).toBe(true)
-            expect(yield* works(b, bearer)).toBe(true)
-          })
-        const revokedOnBoth = (bearer: string) =>
-          Effect.gen(function* () {
-            expect(yield* within(1000, isRevoked(a, bearer))).toBeLessThan(1000)
-            expect(yield* within(1000, isRevoked(b, bearer))).toBeLessThan(1000)
-          })
+  describeUnless(withoutServer("two instances share one database"), "on two instances", () => {
+    it.scopedLive(
+      "refresh-token, disable and password revoke the user's access tokens on every instance within a second; a disabled user cannot log in until enabled; DELETE /access_token on one instance is refused on the other",
+      () =>
+        Effect.gen(function* () {
+          const accountId = numberAt(yield* json("account", "create", "--name", "Revocations", "--plan", "team"), "id")
+          const email = uniqueEmail("revoked")
+          const userId = numberAt(yield* json("user", "create", "--account", String(accountId), "--email", email, "--password", PASSWORD), "user_id")
+          const [a, b] = [yield* instance, yield* instance]
+          const on = (url: string) => Effect.provideService(BaseUrl, url)
+          const login = (url: string, body: Record<string, string>) => call("POST", "/api/v4/access_token", { body }).pipe(on(url))
+          const token = (url: string, body: Record<string, string>) => Effect.map(login(url, body), (reply) => stringAt(reply.body, "access_token"))
+          const works = (url: string, bearer: string) =>
+            Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 200)
+          const isRevoked = (url: string, bearer: string) =>
+            Effect.map(call("GET", "/api/v4/domains", { token: bearer }).pipe(on(url)), (reply) => reply.status === 401 && codes(reply)[0] === 10000)
+          /** The token works on both instances (which then cache its owner). */
+          const usedOnBoth = (bearer: string) =>
+            Effect.gen(function* () {
+              expect(yield* works(a, bearer)).toBe(true)
+              expect(yield* works(b, bearer)).toBe(true)
+            })
+          const revokedOnBoth = (bearer: string) =>
+            Effect.gen(function* () {
+              expect(yield* within(1000, isRevoked(a, bearer))).toBeLessThan(1000)
+              expect(yield* within(1000, isRevoked(b, bearer))).toBeLessThan(1000)
+            })
 
-        const first = yield* token(a, { email, password: PASSWORD })
-        yield* usedOnBoth(first)
-        const rotated = stringAt(yield* json("user", "refresh-token", "--email", email), "refresh_token")
-        yield* revokedOnBoth(first)
-        expect((yield* login(b, { email, refresh_token: rotated })).status).toBe(200)
-        const second = yield* token(b, { email, password: PASSWORD })
-        expect(second).not.toBe(first)
-        yield* usedOnBoth(second)
+          const first = yield* token(a, { email, password: PASSWORD })
+          yield* usedOnBoth(first)
+          const rotated = stringAt(yield* json("user", "refresh-token", "--email", email), "refresh_token")
+          yield* revokedOnBoth(first)
+          expect((yield* login(b, { email, refresh_token: rotated })).status).toBe(200)
+          const second = yield* token(b, { email, password: PASSWORD })
+          expect(second).not.toBe(first)
+          yield* usedOnBoth(second)
 
-        expect(yield* json("user", "disable", "--email", email)).toEqual({ user_id: userId, email, disabled: true })
-        yield* revokedOnBoth(second)
-        for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
-          const reply = yield* call("POST", path, { body: { email, password: PASSWORD } }).pipe(on(a))
-          expect([reply.status, reply.body], path).toEqual([401, { success: 0, errors: [{ code: 10001, message: `${email} may not be registered` }] }])
-        }
-        expect(yield* json("user", "enable", "--email", email.toUpperCase())).toEqual({ user_id: userId, email, disabled: false })
-        const third = yield* token(a, { email, password: PASSWORD })
-        expect([first, second]).not.toContain(third)
-        yield* usedOnBoth(third)
+          expect(yield* json("user", "disable", "--email", email)).toEqual({ user_id: userId, email, disabled: true })
+          yield* revokedOnBoth(second)
+          for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
+            const reply = yield* call("POST", path, { body: { email, password: PASSWORD } }).pipe(on(a))
+            expect([reply.status, reply.body], path).toEqual([401, { success: 0, errors: [{ code: 10001, message: `${email} may not be registered` }] }])
+          }
+          expect(yield* json("user", "enable", "--email", email.toUpperCase())).toEqual({ user_id: userId, email, disabled: false })
+          const third = yield* token(a, { email, password: PASSWORD })
+          expect([first, second]).not.toContain(third)
+          yield* usedOnBoth(third)
 
-        const password = "another long passphrase"
-        expect(yield* json("user", "password", "--email", email, "--password", password)).toEqual({ user_id: userId, email })
-        yield* revokedOnBoth(third)
-        expect((yield* login(b, { email, password: PASSWORD })).status).toBe(401)
-        const fourth = yield* token(b, { email, password })
-        yield* usedOnBoth(fourth)
+          const password = "another long passphrase"
+          expect(yield* json("user", "password", "--email", email, "--password", password)).toEqual({ user_id: userId, email })
+          yield* revokedOnBoth(third)
+          expect((yield* login(b, { email, password: PASSWORD })).status).toBe(401)
+          const fourth = yield* token(b, { email, password })
+          yield* usedOnBoth(fourth)
 
-        const signedOut = yield* call("DELETE", "/api/v4/access_token", { token: fourth }).pipe(on(a))
-        expect([signedOut.status, signedOut.body]).toEqual([200, { success: 1 }])
-        yield* revokedOnBoth(fourth)
-        yield* usedOnBoth(yield* token(b, { email, password }))
-      }),
-    120_000
-  )
+          const signedOut = yield* call("DELETE", "/api/v4/access_token", { token: fourth }).pipe(on(a))
+          expect([signedOut.status, signedOut.body]).toEqual([200, { success: 1 }])
+          yield* revokedOnBoth(fourth)
+          yield* usedOnBoth(yield* token(b, { email, password }))
+        }),
+      120_000
+    )
+  })
 
   it.effect("bad command lines are refused with exit 2 and one line on stderr, before the database is opened", () =>
     Effect.gen(function* () {

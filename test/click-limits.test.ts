@@ -4,14 +4,16 @@ import pg from "pg"
 import { Scheduler } from "../src/Links/Scheduler.ts"
 import { ClickLimits, type ClickLimitsService, type Turn } from "../src/Redirect/ClickLimits.ts"
 import { DatabasePool, serverClientLayer } from "../src/Sql/Database.ts"
+import { migrate } from "../src/Sql/Migrator.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { call, newUser, numberAt, stringAt, type TestUser } from "./support/Http.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
 import { randomClient, redisReachable, testRedisUrl } from "./support/RateWindow.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
 import { FACEBOOK, FIREFOX, putSettings } from "./support/SmartLinks.ts"
-import { scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+import { makeTestDatabase, scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 import { BaseUrl, TestServer, TestServerOn } from "./support/TestServer.ts"
+import { describeUnless, withoutRedis, withoutServer } from "./support/SkipReasons.ts"
 
 const DESTINATION = "https://dest.example/offer"
 const EXPIRED = "https://dest.example/sold-out"
@@ -92,14 +94,14 @@ const notCounted = Effect.gen(function* () {
 
 const redisUp = await redisReachable(testRedisUrl)
 
-describe.runIf(testServerUrl !== undefined)("max_clicks across two instances counted in PostgreSQL", () => {
+describeUnless(withoutServer("two instances share one database"), "max_clicks across two instances counted in PostgreSQL", () => {
   layer(twoInstances({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("120 concurrent visitors of a link limited to 25: exactly 25 reach it, the rest its expired_url; the link is archived", () => exactlyAcrossInstances)
     it.effect("HEAD and bots do not count", () => notCounted)
   })
 })
 
-describe.runIf(testServerUrl !== undefined && redisUp)("max_clicks across two instances counted in Redis", () => {
+describeUnless(withoutServer("two instances share one database") ?? withoutRedis(redisUp, "the instances count in Redis"), "max_clicks across two instances counted in Redis", () => {
   layer(twoInstances({ TRUST_PROXY: "127.0.0.1", REDIS_URL: testRedisUrl }), { excludeTestServices: true, timeout: 60_000 })((it) => {
     it.effect("120 concurrent visitors of a link limited to 25: exactly 25 reach it, the rest its expired_url; the link is archived", () => exactlyAcrossInstances)
     it.effect("HEAD and bots do not count", () => notCounted)
@@ -139,6 +141,22 @@ const eachCounter = Effect.gen(function* () {
   return linked
 })
 
+describeUnless(withoutRedis(redisUp, "the counters count in Redis"), "click counters in a Redis shared by two deployments", () => {
+  layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("keep apart the same link id of two databases (embedded databases are all named postgres)", () =>
+      Effect.gen(function* () {
+        const id = yield* freshLink
+        const here = yield* built(ClickLimits.layerRedis(Redacted.make(testRedisUrl)))
+        expect(yield* Effect.promise(() => here.take(id, 1))).toBe("last")
+        const elsewhere = yield* Layer.build(makeTestDatabase())
+        yield* Effect.provide(migrate, elsewhere)
+        const there = yield* Effect.provide(built(ClickLimits.layerRedis(Redacted.make(testRedisUrl))), elsewhere)
+        expect(yield* Effect.promise(() => there.take(id, 1))).toBe("last")
+      }).pipe(Effect.scoped)
+    )
+  })
+})
+
 /** `visits` takes through `limits`, `perMs` every millisecond or so, spread over the turns of the event loop: the turns they got. */
 const streamOf = (limits: ClickLimitsService, id: number, visits: number, max: number, perMs = 8) =>
   Effect.promise(async () => {
@@ -158,8 +176,33 @@ const freshLink = Effect.gen(function* () {
   return yield* newLink(user, (yield* newShortDomain(user)).id)
 })
 
+/** Closes the pool's idle connection: the next statement opens another (on the embedded database, into the same session). */
+const reconnect = Effect.flatMap(DatabasePool, ({ pool }) => Effect.promise(() => pool.connect().then((client) => client.release(true))))
+
 describe("click counters", () => {
   layer(TestServer(), { excludeTestServices: true })((it) => {
+    it.effect("count and redirect through any connection: after the pool reconnects, and through a second pool on the same database", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const limits = yield* built(ClickLimits.layerDatabase)
+        const [first, second, third] = [yield* newLink(user, domain.id, { alias: "first" }), yield* newLink(user, domain.id, { alias: "second" }), yield* newLink(user, domain.id)]
+        expect(yield* Effect.promise(() => limits.take(first, 1))).toBe("last")
+        expect((yield* visit(domain.name, "/first", { headers: human() })).status).toBe(301)
+        yield* reconnect
+        expect(yield* Effect.promise(() => limits.take(second, 1))).toBe("last")
+        expect((yield* visit(domain.name, "/second", { headers: human() })).status).toBe(301)
+        const shared = yield* DatabasePool
+        const { threadConnections: _, copyFromStdin: __, ...config } = shared.connection
+        const own = yield* Effect.acquireRelease(
+          Effect.sync(() => new pg.Pool({ ...config, max: 1 })),
+          (pool) => Effect.promise(() => pool.end())
+        )
+        const other = yield* built(Layer.provide(ClickLimits.layerDatabase, Layer.succeed(DatabasePool, { ...shared, pool: own })))
+        expect(tally(yield* takeAtOnce(other, third, 3, 2))).toEqual({ allowed: 1, last: 1, exhausted: 1 })
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("200 takes at once of a limit of 25 are counted by one round trip that grants 25 of them: 24 allowed and one last, in PostgreSQL and in Redis", () =>
       Effect.gen(function* () {
         for (const [limits, id] of yield* eachCounter) {

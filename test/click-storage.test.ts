@@ -1,3 +1,4 @@
+// Also on a PostgreSQL server: its page layout and heap-only updates are the server's.
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"

@@ -1,3 +1,4 @@
+// Also on a PostgreSQL server: clicks go in by binary COPY there, and batches commit side by side.
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Deferred, Effect, Exit, Fiber, Layer, Ref } from "effect"

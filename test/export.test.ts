@@ -18,6 +18,7 @@ import { holdLocks, waitingOnLocks } from "./support/Locks.ts"
 import { documentedCodes, openApiDocuments } from "./support/OpenApiShapes.ts"
 import { makeTestDatabase, testServerUrl } from "./support/TestDatabase.ts"
 import { BaseUrl, TestServer, TestServerOn } from "./support/TestServer.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -490,7 +491,7 @@ describe("exports (extension)", () => {
 
 // A statement waiting for a lock another session holds, then cancelled, is a database failure in the
 // middle of an export, made deterministic; the embedded database has one connection, so this needs PostgreSQL.
-describe.skipIf(testServerUrl === undefined)("an export failing after its answer began (PostgreSQL)", () => {
+describeUnless(withoutServer("the export's statement is made to fail from another session"), "an export failing after its answer began (PostgreSQL)", () => {
   layer(TestServer({}, LogLevel.None), { excludeTestServices: true })((it) => {
     it.effect("cuts the connection: the client sees an incomplete transfer, never a file that ends cleanly", () =>
       Effect.gen(function* () {

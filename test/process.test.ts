@@ -19,6 +19,7 @@ import {
 } from "./support/ServiceProcess.ts"
 import { makeTestDatabase, scopedServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 import { BaseUrl } from "./support/TestServer.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 const on = (service: ServiceProcess) => Effect.provideService(BaseUrl, service.url)
 
@@ -209,32 +210,34 @@ describe("migrations and the first admin with several instances", () => {
     60_000
   )
 
-  it.scopedLive.skipIf(testServerUrl === undefined)(
-    "two instances started at once on one fresh PostgreSQL database: both serve, one migration run, one admin",
-    () =>
-      Effect.gen(function* () {
-        const server = testServerUrl!
-        const { url } = yield* scopedServerDatabase(server, "links_proc")
-        const env = { DATABASE_URL: url, TOKEN_SECRET: "shared secret of both instances" }
-        const instances = yield* Effect.all(
-          [spawnService({ ...env, DATA_DIR: tempDir() }), spawnService({ ...env, DATA_DIR: tempDir() })],
-          { concurrency: 2 }
-        )
-        yield* Effect.forEach(instances, (instance) => waitReady(instance), { concurrency: 2 })
-        const printed = instances.map((instance) => GENERATED.exec(instance.stdout()))
-        expect(printed.filter((match) => match !== null)).toHaveLength(1)
-        const [, email, password] = printed.find((match) => match !== null)!
-        for (const instance of instances) expect((yield* login(instance, email!, password!)).status).toBe(200)
+  describeUnless(withoutServer("two processes share one database"), "on a PostgreSQL server", () => {
+    it.scopedLive(
+      "two instances started at once on one fresh PostgreSQL database: both serve, one migration run, one admin",
+      () =>
+        Effect.gen(function* () {
+          const server = testServerUrl!
+          const { url } = yield* scopedServerDatabase(server, "links_proc")
+          const env = { DATABASE_URL: url, TOKEN_SECRET: "shared secret of both instances" }
+          const instances = yield* Effect.all(
+            [spawnService({ ...env, DATA_DIR: tempDir() }), spawnService({ ...env, DATA_DIR: tempDir() })],
+            { concurrency: 2 }
+          )
+          yield* Effect.forEach(instances, (instance) => waitReady(instance), { concurrency: 2 })
+          const printed = instances.map((instance) => GENERATED.exec(instance.stdout()))
+          expect(printed.filter((match) => match !== null)).toHaveLength(1)
+          const [, email, password] = printed.find((match) => match !== null)!
+          for (const instance of instances) expect((yield* login(instance, email!, password!)).status).toBe(200)
 
-        const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
-        const sql = yield* Effect.provide(SqlClient.SqlClient, database)
-        const migrations = yield* sql<{ id: number }>`SELECT id FROM schema_migrations ORDER BY id`
-        expect(migrations.map((row) => row.id)).toEqual(loadMigrations().map((m) => m.id))
-        const [counts] = yield* sql<{ users: number; accounts: number }>`
-          SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM accounts)::int AS accounts`
-        expect(counts).toEqual({ users: 1, accounts: 1 })
-        yield* Effect.forEach(instances, (instance) => stopCleanly(instance), { concurrency: 2 })
-      }),
-    90_000
-  )
+          const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
+          const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+          const migrations = yield* sql<{ id: number }>`SELECT id FROM schema_migrations ORDER BY id`
+          expect(migrations.map((row) => row.id)).toEqual(loadMigrations().map((m) => m.id))
+          const [counts] = yield* sql<{ users: number; accounts: number }>`
+            SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM accounts)::int AS accounts`
+          expect(counts).toEqual({ users: 1, accounts: 1 })
+          yield* Effect.forEach(instances, (instance) => stopCleanly(instance), { concurrency: 2 })
+        }),
+      90_000
+    )
+  })
 })

@@ -8,6 +8,7 @@ import { call, newUser, type Reply } from "./support/Http.ts"
 import { inOneSecond, nextSecond, randomClient, redisReachable, testRedisUrl } from "./support/RateWindow.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
 import { BaseUrl, TestServer } from "./support/TestServer.ts"
+import { describeUnless, withoutRedis } from "./support/SkipReasons.ts"
 
 const LIMITED = { errors: [{ code: 10900, message: "rate limit exceeded" }] }
 
@@ -291,7 +292,7 @@ const onSecond = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 const redisUp = await redisReachable(testRedisUrl)
 
-describe.runIf(redisUp)("rate limit shared through Redis", () => {
+describeUnless(withoutRedis(redisUp, "the limit is shared through Redis"), "rate limit shared through Redis", () => {
   const env = { RATE_LIMIT_PER_SECOND: "3", RATE_LIMIT_PER_TOKEN_PER_SECOND: "3", TRUST_PROXY: "127.0.0.1", REDIS_URL: testRedisUrl }
   // Built on its own: within one layer graph both listeners would share the memoised API router.
   const second = Layer.scoped(SecondServer, Effect.map(Layer.build(TestServer(env)), Context.get(BaseUrl)))

@@ -16,6 +16,7 @@ import { exitWithin, removeTempDirs, type ServiceProcess } from "./support/Servi
 import { testServerUrl } from "./support/TestDatabase.ts"
 import { TestServer } from "./support/TestServer.ts"
 import { on, twoInstances } from "./support/TwoInstances.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 afterAll(removeTempDirs)
 
@@ -69,68 +70,72 @@ describe("redirects when the database stops answering", () => {
 
 describe("a connection lost inside a click batch's transaction", () => {
   layer(BreakableServer(), { excludeTestServices: true })((it) => {
-    it.scoped.skipIf(testServerUrl === undefined)(
-      "the batch is spilled, the writer goes on, and every click is stored once",
-      () =>
-        Effect.gen(function* () {
-          const { domain, id } = yield* steadyAndCold
-          const link = yield* DatabaseLink
-          let answered = 0
-          const hit = Effect.map(visit(domain.name, "/steady"), (reply) => {
-            if (reply.status === 301) answered++
+    describeUnless(withoutServer("another session locks the link's row while the batch waits"), "on a PostgreSQL server", () => {
+      it.scoped(
+        "the batch is spilled, the writer goes on, and every click is stored once",
+        () =>
+          Effect.gen(function* () {
+            const { domain, id } = yield* steadyAndCold
+            const link = yield* DatabaseLink
+            let answered = 0
+            const hit = Effect.map(visit(domain.name, "/steady"), (reply) => {
+              if (reply.status === 301) answered++
+            })
+            // Another session holds the link's row, so the batch stops inside its transaction, at the
+            // update of the link's click count, until the connection is cut under it.
+            const direct = yield* Effect.acquireRelease(
+              Effect.promise(async () => {
+                const client = new pg.Client(link.directUrl)
+                client.on("error", () => undefined)
+                await client.connect()
+                return client
+              }),
+              (client) => Effect.promise(() => client.end())
+            )
+            const query = (text: string, values: ReadonlyArray<unknown> = []) =>
+              Effect.promise(() => direct.query<{ n: number }>(text, [...values]))
+            yield* query("BEGIN")
+            yield* query("SELECT 1 FROM links WHERE id = $1 FOR UPDATE", [id])
+            for (let n = 0; n < 10; n++) yield* hit
+            const flushing = yield* Effect.fork((yield* ClickLog).flush)
+            // Inside a transaction pg_stat_activity is a snapshot taken at its first read: cleared at each.
+            const waiting = Effect.map(
+              Effect.zipRight(
+                query("SELECT pg_stat_clear_snapshot()"),
+                query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+              ),
+              (result) => (result.rows[0]?.n ?? 0) > 0
+            )
+            expect(yield* within(5000, waiting)).toBeLessThan(5000)
+            yield* link.cut
+            yield* query("ROLLBACK")
+            yield* Fiber.join(flushing)
+            expect((yield* call("GET", "/metrics")).text).toMatch(/clicks_spilled_total [1-9]/)
+            yield* link.restore
+            // Clicks made now are written by the writer's own schedule: it must have survived.
+            for (let n = 0; n < 5; n++) yield* hit
+            const stored = clicksOf(id).pipe(
+              Effect.map((clicks) => clicks.length === answered),
+              Effect.orElseSucceed(() => false)
+            )
+            expect(yield* within(10_000, stored)).toBeLessThan(10_000)
+            expect(answered).toBe(15)
+            // Counted once too, in the link and in its rollups.
+            const sql = yield* SqlClient.SqlClient
+            const [counts] = yield* sql<{ clicks: number; days: number }>`
+              SELECT l.click_count AS clicks,
+                     (SELECT sum(clicks)::int FROM click_rollups WHERE link_id = l.id AND kind = 'd') AS days
+              FROM links l WHERE l.id = ${id}`
+            expect(counts).toEqual({ clicks: 15, days: 15 })
           })
-          // Another session holds the link's row, so the batch stops inside its transaction, at the
-          // update of the link's click count, until the connection is cut under it.
-          const direct = yield* Effect.acquireRelease(
-            Effect.promise(async () => {
-              const client = new pg.Client(link.directUrl)
-              client.on("error", () => undefined)
-              await client.connect()
-              return client
-            }),
-            (client) => Effect.promise(() => client.end())
-          )
-          const query = (text: string, values: ReadonlyArray<unknown> = []) =>
-            Effect.promise(() => direct.query<{ n: number }>(text, [...values]))
-          yield* query("BEGIN")
-          yield* query("SELECT 1 FROM links WHERE id = $1 FOR UPDATE", [id])
-          for (let n = 0; n < 10; n++) yield* hit
-          const flushing = yield* Effect.fork((yield* ClickLog).flush)
-          // Inside a transaction pg_stat_activity is a snapshot taken at its first read: cleared at each.
-          const waiting = Effect.map(
-            Effect.zipRight(
-              query("SELECT pg_stat_clear_snapshot()"),
-              query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
-            ),
-            (result) => (result.rows[0]?.n ?? 0) > 0
-          )
-          expect(yield* within(5000, waiting)).toBeLessThan(5000)
-          yield* link.cut
-          yield* query("ROLLBACK")
-          yield* Fiber.join(flushing)
-          expect((yield* call("GET", "/metrics")).text).toMatch(/clicks_spilled_total [1-9]/)
-          yield* link.restore
-          // Clicks made now are written by the writer's own schedule: it must have survived.
-          for (let n = 0; n < 5; n++) yield* hit
-          const stored = clicksOf(id).pipe(
-            Effect.map((clicks) => clicks.length === answered),
-            Effect.orElseSucceed(() => false)
-          )
-          expect(yield* within(10_000, stored)).toBeLessThan(10_000)
-          expect(answered).toBe(15)
-          // Counted once too, in the link and in its rollups.
-          const sql = yield* SqlClient.SqlClient
-          const [counts] = yield* sql<{ clicks: number; days: number }>`
-            SELECT l.click_count AS clicks,
-                   (SELECT sum(clicks)::int FROM click_rollups WHERE link_id = l.id AND kind = 'd') AS days
-            FROM links l WHERE l.id = ${id}`
-          expect(counts).toEqual({ clicks: 15, days: 15 })
-        })
-    )
+      )
+    })
   })
 })
 
-describe("a database behind a network partition (packets dropped, not refused)", () => {
+// PGlite's socket server waits for the silent connection's transaction to end before it serves any
+// other: every connection stops with it. The embedded database has no network path to lose.
+describeUnless(withoutServer("a network path to the database; the embedded database has none"), "a database behind a network partition (packets dropped, not refused)", () => {
   layer(BreakableServer({ API_DEADLINE_SECONDS: "2" }), { excludeTestServices: true })((it) => {
     it.effect("the API answers 503 10902 by its deadline, cached links keep redirecting, and all recovers with the network", () =>
       Effect.gen(function* () {
@@ -205,81 +210,83 @@ describe("spill files", () => {
 })
 
 describe("two instances on one database", () => {
-  it.scopedLive.skipIf(testServerUrl === undefined)(
-    "a change on one is seen by the other within a second; SIGTERM writes every click before exit",
-    () =>
-      Effect.gen(function* () {
-        const { url, a, b, token } = yield* twoInstances(testServerUrl!, "links_two")
-        const domain = yield* call("POST", "/api/v4/domains", { token, body: { domain: "two.example" } }).pipe(on(a))
-        const domainId = numberAt(domain.body, "objects", 0, "id")
-        let answered = 0
-        const locationOn = (service: ServiceProcess, path: string) =>
-          Effect.map(visit("two.example", path).pipe(on(service)), (reply) => {
-            if (reply.status === 301) answered++
-            return reply.headers.location
-          })
+  describeUnless(withoutServer("two instances share one database"), "on a PostgreSQL server", () => {
+    it.scopedLive(
+      "a change on one is seen by the other within a second; SIGTERM writes every click before exit",
+      () =>
+        Effect.gen(function* () {
+          const { url, a, b, token } = yield* twoInstances(testServerUrl!, "links_two")
+          const domain = yield* call("POST", "/api/v4/domains", { token, body: { domain: "two.example" } }).pipe(on(a))
+          const domainId = numberAt(domain.body, "objects", 0, "id")
+          let answered = 0
+          const locationOn = (service: ServiceProcess, path: string) =>
+            Effect.map(visit("two.example", path).pipe(on(service)), (reply) => {
+              if (reply.status === 301) answered++
+              return reply.headers.location
+            })
 
-        expect(yield* within(1000, Effect.map(visit("two.example", "/").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
-        expect(yield* locationOn(b, "/shared")).toBeUndefined()
-        const created = yield* call("POST", `/api/v4/${domainId}/links`, {
-          token,
-          body: { url: "https://example.com/one", alias: "shared", override_404_check: 1 }
-        }).pipe(on(a))
-        const linkId = numberAt(created.body, "objects", 0, "id")
-        const seen = (location: string | undefined) => Effect.map(locationOn(b, "/shared"), (l) => l === location)
-        expect(yield* within(1000, seen("https://example.com/one"))).toBeLessThan(1000)
-        for (let n = 0; n < 10; n++) yield* locationOn(b, "/shared")
-        for (let n = 0; n < 10; n++) yield* locationOn(a, "/shared")
+          expect(yield* within(1000, Effect.map(visit("two.example", "/").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
+          expect(yield* locationOn(b, "/shared")).toBeUndefined()
+          const created = yield* call("POST", `/api/v4/${domainId}/links`, {
+            token,
+            body: { url: "https://example.com/one", alias: "shared", override_404_check: 1 }
+          }).pipe(on(a))
+          const linkId = numberAt(created.body, "objects", 0, "id")
+          const seen = (location: string | undefined) => Effect.map(locationOn(b, "/shared"), (l) => l === location)
+          expect(yield* within(1000, seen("https://example.com/one"))).toBeLessThan(1000)
+          for (let n = 0; n < 10; n++) yield* locationOn(b, "/shared")
+          for (let n = 0; n < 10; n++) yield* locationOn(a, "/shared")
 
-        const patch = yield* call("PATCH", `/api/v4/${domainId}/links/${linkId}`, {
-          token,
-          body: [{ op: "replace", path: "/url", value: "https://example.com/two" }]
-        }).pipe(on(a))
-        expect(patch.status).toBe(200)
-        expect(yield* within(1000, seen("https://example.com/two"))).toBeLessThan(1000)
+          const patch = yield* call("PATCH", `/api/v4/${domainId}/links/${linkId}`, {
+            token,
+            body: [{ op: "replace", path: "/url", value: "https://example.com/two" }]
+          }).pipe(on(a))
+          expect(patch.status).toBe(200)
+          expect(yield* within(1000, seen("https://example.com/two"))).toBeLessThan(1000)
 
-        const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
-        const sql = yield* Effect.provide(SqlClient.SqlClient, database)
-        yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
-        expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
+          const database = yield* Layer.build(serverClientLayer(Redacted.make(url), { maxConnections: 1 }))
+          const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+          yield* sql`UPDATE links SET status = 'deleted' WHERE id = ${linkId}`
+          expect(yield* within(1000, Effect.map(visit("two.example", "/shared").pipe(on(b)), (r) => r.status === 404))).toBeLessThan(1000)
 
-        // The caller's view of a domain is cached too: a domain disabled elsewhere refuses new links within a second.
-        const createOnB = call("POST", `/api/v4/${domainId}/links`, {
-          token,
-          body: { url: "https://example.com/three", override_404_check: 1 }
-        }).pipe(on(b))
-        expect((yield* createOnB).status).toBe(200)
-        yield* sql`UPDATE domains SET status = 'disabled' WHERE id = ${domainId}`
-        expect(yield* within(1000, Effect.map(createOnB, (reply) => reply.status === 404))).toBeLessThan(1000)
+          // The caller's view of a domain is cached too: a domain disabled elsewhere refuses new links within a second.
+          const createOnB = call("POST", `/api/v4/${domainId}/links`, {
+            token,
+            body: { url: "https://example.com/three", override_404_check: 1 }
+          }).pipe(on(b))
+          expect((yield* createOnB).status).toBe(200)
+          yield* sql`UPDATE domains SET status = 'disabled' WHERE id = ${domainId}`
+          expect(yield* within(1000, Effect.map(createOnB, (reply) => reply.status === 404))).toBeLessThan(1000)
 
-        // A domain deleted on one instance (D1) stops redirecting on the other within a second; its name
-        // registered again redirects the new domain's links there.
-        const gone = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(a))
-        const goneId = numberAt(gone.body, "objects", 0, "id")
-        yield* call("POST", `/api/v4/${goneId}/links`, { token, body: { url: "https://example.com/old", alias: "x", override_404_check: 1 } }).pipe(on(a))
-        const goneOnB = Effect.map(visit("gone.example", "/x").pipe(on(b)), (reply) => [reply.status, reply.headers.location])
-        expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 301))).toBeLessThan(1000)
-        expect((yield* call("DELETE", `/api/v4/domains/${goneId}`, { token }).pipe(on(a))).status).toBe(200)
-        expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 404))).toBeLessThan(1000)
-        const reborn = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(b))
-        const rebornId = numberAt(reborn.body, "objects", 0, "id")
-        yield* call("POST", `/api/v4/${rebornId}/links`, { token, body: { url: "https://example.com/new", alias: "x", override_404_check: 1 } }).pipe(on(b))
-        expect(yield* within(1000, Effect.map(visit("gone.example", "/x").pipe(on(a)), (reply) => reply.headers.location === "https://example.com/new"))).toBeLessThan(1000)
+          // A domain deleted on one instance (D1) stops redirecting on the other within a second; its name
+          // registered again redirects the new domain's links there.
+          const gone = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(a))
+          const goneId = numberAt(gone.body, "objects", 0, "id")
+          yield* call("POST", `/api/v4/${goneId}/links`, { token, body: { url: "https://example.com/old", alias: "x", override_404_check: 1 } }).pipe(on(a))
+          const goneOnB = Effect.map(visit("gone.example", "/x").pipe(on(b)), (reply) => [reply.status, reply.headers.location])
+          expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 301))).toBeLessThan(1000)
+          expect((yield* call("DELETE", `/api/v4/domains/${goneId}`, { token }).pipe(on(a))).status).toBe(200)
+          expect(yield* within(1000, Effect.map(goneOnB, ([status]) => status === 404))).toBeLessThan(1000)
+          const reborn = yield* call("POST", "/api/v4/domains", { token, body: { domain: "gone.example" } }).pipe(on(b))
+          const rebornId = numberAt(reborn.body, "objects", 0, "id")
+          yield* call("POST", `/api/v4/${rebornId}/links`, { token, body: { url: "https://example.com/new", alias: "x", override_404_check: 1 } }).pipe(on(b))
+          expect(yield* within(1000, Effect.map(visit("gone.example", "/x").pipe(on(a)), (reply) => reply.headers.location === "https://example.com/new"))).toBeLessThan(1000)
 
-        // Token owners are cached too: a token expired elsewhere stops working within a second.
-        const domains = call("GET", "/api/v4/domains", { token }).pipe(on(b))
-        expect((yield* domains).status).toBe(200)
-        yield* sql`UPDATE access_tokens SET expires = now() - interval '1 second'`
-        expect(yield* within(1000, Effect.map(domains, (reply) => reply.status === 401))).toBeLessThan(1000)
+          // Token owners are cached too: a token expired elsewhere stops working within a second.
+          const domains = call("GET", "/api/v4/domains", { token }).pipe(on(b))
+          expect((yield* domains).status).toBe(200)
+          yield* sql`UPDATE access_tokens SET expires = now() - interval '1 second'`
+          expect(yield* within(1000, Effect.map(domains, (reply) => reply.status === 401))).toBeLessThan(1000)
 
-        for (const service of [a, b]) {
-          yield* service.kill("SIGTERM")
-          expect(yield* exitWithin(service, 15_000)).toMatchObject({ code: 0 })
-        }
-        const [stored] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM clicks WHERE link_id = ${linkId}`
-        expect(stored?.n).toBe(answered)
-        expect(answered).toBeGreaterThan(20)
-      }),
-    120_000
-  )
+          for (const service of [a, b]) {
+            yield* service.kill("SIGTERM")
+            expect(yield* exitWithin(service, 15_000)).toMatchObject({ code: 0 })
+          }
+          const [stored] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM clicks WHERE link_id = ${linkId}`
+          expect(stored?.n).toBe(answered)
+          expect(answered).toBeGreaterThan(20)
+        }),
+      120_000
+    )
+  })
 })

@@ -1,3 +1,4 @@
+// Also on a PostgreSQL server: cache misses and the change feed go through a pool of several connections.
 import { describe, expect, it, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { ClickLog } from "../src/Clicks/ClickLog.ts"

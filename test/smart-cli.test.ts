@@ -7,6 +7,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const scratch = mkdtempSync(join(tmpdir(), "links-smart-cli-"))
@@ -47,47 +48,49 @@ const query = (text: string, values: ReadonlyArray<unknown> = []) =>
   })
 
 describe("admin CLI: smart-link settings", () => {
-  it.live.skipIf(testServerUrl === undefined)(
-    "link set-settings stores a file's settings as the API would; link settings shows them; bad input and unknown links are refused",
-    () =>
-      Effect.gen(function* () {
-        expect((yield* cli("migrate", "--json")).code).toBe(0)
-        const [account] = yield* query("INSERT INTO accounts (name, plan) VALUES ('cli', 'team') RETURNING id")
-        const [user] = yield* query(
-          `INSERT INTO users (account_id, email, nickname, role, password_hash, refresh_token_hash)
-           VALUES ($1, 'cli@example.com', 'cli', 'account_admin', 'x', '\\x01') RETURNING id`,
-          [account.id]
-        )
-        const [domain] = yield* query("INSERT INTO domains (account_id, domain) VALUES ($1, 'cli-smart.example') RETURNING id", [account.id])
-        const [link] = yield* query(
-          "INSERT INTO links (domain_id, user_id, url, alias, redirect_url) VALUES ($1, $2, 'https://example.com/', 'c', 'https://example.com/') RETURNING id",
-          [domain.id, user.id]
-        )
-        const linkId = String(link.id)
-        const file = join(scratch, "settings.json")
-        writeFileSync(file, JSON.stringify({ rules: [{ when: { country: ["de"] }, url: "example.com/de" }], password: "a secret of twelve" }))
-        const set = yield* cli("link", "set-settings", "--link", linkId, "--file", file, "--json")
-        expect(set.stderr).toBe("")
-        expect(JSON.parse(set.stdout)).toEqual({
-          rules: [{ when: { country: ["DE"] }, url: "http://example.com/de" }],
-          password_set: true
-        })
-        const shown = yield* cli("link", "settings", "--link", linkId, "--json")
-        expect(JSON.parse(shown.stdout)).toEqual(JSON.parse(set.stdout))
-        expect(shown.stdout).not.toContain("twelve")
-        const [stored] = yield* query("SELECT password_hash FROM link_settings WHERE link_id = $1", [link.id])
-        expect(String(stored.password_hash)).toMatch(/^\$argon2id\$/)
+  describeUnless(withoutServer("the CLI process reaches the test's database through a server"), "on a PostgreSQL server", () => {
+    it.live(
+      "link set-settings stores a file's settings as the API would; link settings shows them; bad input and unknown links are refused",
+      () =>
+        Effect.gen(function* () {
+          expect((yield* cli("migrate", "--json")).code).toBe(0)
+          const [account] = yield* query("INSERT INTO accounts (name, plan) VALUES ('cli', 'team') RETURNING id")
+          const [user] = yield* query(
+            `INSERT INTO users (account_id, email, nickname, role, password_hash, refresh_token_hash)
+             VALUES ($1, 'cli@example.com', 'cli', 'account_admin', 'x', '\\x01') RETURNING id`,
+            [account.id]
+          )
+          const [domain] = yield* query("INSERT INTO domains (account_id, domain) VALUES ($1, 'cli-smart.example') RETURNING id", [account.id])
+          const [link] = yield* query(
+            "INSERT INTO links (domain_id, user_id, url, alias, redirect_url) VALUES ($1, $2, 'https://example.com/', 'c', 'https://example.com/') RETURNING id",
+            [domain.id, user.id]
+          )
+          const linkId = String(link.id)
+          const file = join(scratch, "settings.json")
+          writeFileSync(file, JSON.stringify({ rules: [{ when: { country: ["de"] }, url: "example.com/de" }], password: "a secret of twelve" }))
+          const set = yield* cli("link", "set-settings", "--link", linkId, "--file", file, "--json")
+          expect(set.stderr).toBe("")
+          expect(JSON.parse(set.stdout)).toEqual({
+            rules: [{ when: { country: ["DE"] }, url: "http://example.com/de" }],
+            password_set: true
+          })
+          const shown = yield* cli("link", "settings", "--link", linkId, "--json")
+          expect(JSON.parse(shown.stdout)).toEqual(JSON.parse(set.stdout))
+          expect(shown.stdout).not.toContain("twelve")
+          const [stored] = yield* query("SELECT password_hash FROM link_settings WHERE link_id = $1", [link.id])
+          expect(String(stored.password_hash)).toMatch(/^\$argon2id\$/)
 
-        writeFileSync(file, JSON.stringify({ split: [{ url: "https://a.example", weight: 60 }, { url: "https://b.example", weight: 60 }] }))
-        const refused = yield* cli("link", "set-settings", "--link", linkId, "--file", file)
-        expect(refused.code).toBe(1)
-        expect(refused.stderr).toMatch(/^error: 10714 split: the weights sum to 120/)
-        const missing = yield* cli("link", "settings", "--link", "999999")
-        expect([missing.code, missing.stderr]).toEqual([1, "error: there is no link 999999\n"])
-        const unreadable = yield* cli("link", "set-settings", "--link", linkId, "--file", join(scratch, "none.json"))
-        expect(unreadable.code).toBe(1)
-        expect(unreadable.stderr).toContain("is not a readable JSON file")
-      }),
-    120_000
-  )
+          writeFileSync(file, JSON.stringify({ split: [{ url: "https://a.example", weight: 60 }, { url: "https://b.example", weight: 60 }] }))
+          const refused = yield* cli("link", "set-settings", "--link", linkId, "--file", file)
+          expect(refused.code).toBe(1)
+          expect(refused.stderr).toMatch(/^error: 10714 split: the weights sum to 120/)
+          const missing = yield* cli("link", "settings", "--link", "999999")
+          expect([missing.code, missing.stderr]).toEqual([1, "error: there is no link 999999\n"])
+          const unreadable = yield* cli("link", "set-settings", "--link", linkId, "--file", join(scratch, "none.json"))
+          expect(unreadable.code).toBe(1)
+          expect(unreadable.stderr).toContain("is not a readable JSON file")
+        }),
+      120_000
+    )
+  })
 })
