@@ -93,7 +93,7 @@ const serve = (startedAt: number) =>
       })
     )
     yield* Deferred.await(shutdown.requested)
-    const answeredBefore = shutdown.answered
+    const stop = { at: Date.now(), answered: shutdown.answered, clicks: yield* clickCounts }
     const drain = config.shutdownDrainSeconds
     yield* Effect.logInfo(
       `stop requested: draining for ${drain} s (/readyz answers 503, every answer closes its connection); a second signal ends the drain`
@@ -105,7 +105,7 @@ const serve = (startedAt: number) =>
     yield* Effect.logInfo(
       `${hurried ? "drain ended by a second signal" : "drain over"}: closing the listener, finishing in-flight requests, writing queued clicks`
     )
-    return answeredBefore
+    return stop
   })
 
 const run = Effect.gen(function* () {
@@ -121,17 +121,16 @@ const run = Effect.gen(function* () {
   const pending = yield* Effect.promise(clickSpill(join(config.dataDir, "clicks")).pending)
   if (pending > 0) yield* Effect.logInfo(`${pending} spilled clicks left by earlier runs are being replayed`)
 
-  const before = yield* clickCounts
-  const answeredBefore = yield* serve(startedAt).pipe(Effect.provide(ServiceLive))
-  const stopRequested = Date.now()
+  // Timed and counted from the stop's request: the drain, the listener's close and the last clicks.
+  const stop = yield* serve(startedAt).pipe(Effect.provide(ServiceLive))
   const after = yield* clickCounts
   yield* Effect.promise(marker.release)
-  yield* Effect.logInfo(`stopped in ${((Date.now() - stopRequested) / 1000).toFixed(2)} s`).pipe(
+  yield* Effect.logInfo(`stopped in ${((Date.now() - stop.at) / 1000).toFixed(2)} s`).pipe(
     Effect.annotateLogs({
-      requests_finished_while_stopping: shutdown.answered - answeredBefore,
-      clicks_written: after.written - before.written,
-      clicks_spilled: after.spilled - before.spilled,
-      clicks_replayed: after.replayed - before.replayed
+      requests_finished_while_stopping: shutdown.answered - stop.answered,
+      clicks_written: after.written - stop.clicks.written,
+      clicks_spilled: after.spilled - stop.clicks.spilled,
+      clicks_replayed: after.replayed - stop.clicks.replayed
     })
   )
 })

@@ -5,7 +5,7 @@ import { type IncomingMessage, request, type ServerResponse } from "node:http"
 import { setTimeout as sleep } from "node:timers/promises"
 import { makeNodeServer } from "../src/Platform/NodeServer.ts"
 import { ShutdownState } from "../src/Platform/Shutdown.ts"
-import { call, numberAt, stringAt } from "./support/Http.ts"
+import { call, numberAt, stringAt, within } from "./support/Http.ts"
 import { accepts, openRaw, parseResponse } from "./support/OpsSockets.ts"
 import { exitWithin, removeTempDirs, type ServiceProcess, spawnService, tempDir, waitReady } from "./support/ServiceProcess.ts"
 import { BaseUrl } from "./support/TestServer.ts"
@@ -146,6 +146,10 @@ describe("stopping the service (SIGTERM and SIGINT)", () => {
         expect(stopped).toMatchObject({
           annotations: { requests_finished_while_stopping: 3, clicks_written: 0, clicks_spilled: 0 }
         })
+        // Timed from the first signal: the 2 s drain is part of the stop.
+        const seconds = Number(/^stopped in ([\d.]+) s$/.exec(String(stopped?.["message"]))?.[1])
+        expect(seconds).toBeGreaterThanOrEqual(1.9)
+        expect(seconds * 1000).toBeLessThanOrEqual(exited.at - sent + 100)
       }),
     60_000
   )
@@ -178,10 +182,16 @@ describe("stopping the service (SIGTERM and SIGINT)", () => {
         const link = yield* shortLink(service)
         const answered = yield* redirects(service, link.domain, 300)
         expect(answered).toBe(300)
+        const allWritten = Effect.promise(() => fetch(`${service.url}/metrics`).then((reply) => reply.text())).pipe(
+          Effect.map((text) => /^clicks_written_total 300$/m.test(text))
+        )
+        expect(yield* within(10_000, allWritten)).toBeLessThan(10_000)
         yield* service.killGroup("SIGTERM")
         const exited = yield* exitWithin(service, 20_000)
         expect(exited, service.stdout() + service.stderr()).toMatchObject({ code: 0, signal: null })
-        expect(messages(service).some((m) => m.startsWith("stopped in "))).toBe(true)
+        // Counted from the stop's request: every click was written before it, none while stopping.
+        const stopped = logLines(service).find((line) => String(line["message"]).startsWith("stopped in "))
+        expect(stopped).toMatchObject({ annotations: { clicks_written: 0, clicks_spilled: 0 } })
 
         const { clicks, restart } = yield* storedClicks(link)
         expect(clicks).toBe(300)
