@@ -4,20 +4,20 @@ import { Effect, Option } from "effect"
 import { createHash, createHmac, randomBytes } from "node:crypto"
 import { UserRepo } from "../src/Accounts/UserRepo.ts"
 import { Sessions } from "../src/Auth/Sessions.ts"
-import { TokenStore } from "../src/Auth/TokenStore.ts"
+import { TokenSecret, TokenStore } from "../src/Auth/TokenStore.ts"
 import { call, codes, newUser, numberAt, PASSWORD, type Reply, stringAt, type TestUser } from "./support/Http.ts"
 import { documentedCodes } from "./support/OpenApiShapes.ts"
 import { TestServer } from "./support/TestServer.ts"
 
 /**
- * A second access token of the user, as an instance with another TOKEN_SECRET issues it: this
- * instance cannot rebuild it, so its E2 issues its own beside it.
+ * A second access token of the user, made with this instance's token secret (as another instance
+ * sharing TOKEN_SECRET would make one): valid here, and what E2 hands back while it lasts.
  */
-const foreignToken = (user: TestUser) =>
+const secondToken = (user: TestUser) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const seed = randomBytes(32)
-    const token = createHmac("sha256", "another instance's secret").update(seed).digest("base64url")
+    const token = createHmac("sha256", (yield* TokenSecret).current()).update(seed).digest("base64url")
     const hash = createHash("sha256").update(token).digest()
     yield* sql`INSERT INTO access_tokens (token_hash, seed, user_id, expires)
       VALUES (${hash}, ${seed}, ${user.userId}, now() + interval '1 day')`
@@ -79,6 +79,13 @@ describe("authentication (E1, E2, bearer tokens)", () => {
           const reply = yield* call("POST", "/api/v4/validate_login", { body })
           expect(reply.status).toBe(401)
           expect(codes(reply)).toEqual([10001])
+        }
+        // The message names the e-mail; one left out or empty is said so, not "" before the sentence.
+        for (const path of ["/api/v4/validate_login", "/api/v4/access_token"]) {
+          for (const body of [{}, { email: "  ", password: PASSWORD }]) {
+            const reply = yield* call("POST", path, { body })
+            expect(reply.body, path).toEqual({ success: 0, errors: [{ code: 10001, message: "an empty e-mail may not be registered" }] })
+          }
         }
       })
     )
@@ -217,11 +224,11 @@ describe("authentication (E1, E2, bearer tokens)", () => {
       })
     )
 
-    it.effect("DELETE /access_token (v4 and v3) revokes the token presented and no other; E2 then issues a new one", () =>
+    it.effect("DELETE /access_token (v4 and v3) revokes the token presented and no other; E2 then hands back the other, or issues a new one", () =>
       Effect.gen(function* () {
         for (const version of ["v4", "v3"]) {
           const user = yield* newUser()
-          const other = yield* foreignToken(user)
+          const other = yield* secondToken(user)
           // Both used first, so that the service knows (and caches) their owner.
           expect(yield* used(user.token)).toBe(200)
           expect(yield* used(other)).toBe(200)
@@ -230,6 +237,8 @@ describe("authentication (E1, E2, bearer tokens)", () => {
           expect(yield* used(user.token), version).toEqual([401, INVALID_TOKEN])
           expect(answer(yield* call("DELETE", `/api/${version}/access_token`, { token: user.token }))).toEqual([401, INVALID_TOKEN])
           expect(yield* used(other), version).toBe(200)
+          expect(stringAt((yield* login(user.email, PASSWORD)).body, "access_token"), version).toBe(other)
+          expect(answer(yield* call("DELETE", `/api/${version}/access_token`, { token: other }))).toEqual([200, { success: 1 }])
           const renewed = stringAt((yield* login(user.email, PASSWORD)).body, "access_token")
           expect([user.token, other]).not.toContain(renewed)
           expect(yield* used(renewed), version).toBe(200)
@@ -244,7 +253,7 @@ describe("authentication (E1, E2, bearer tokens)", () => {
       Effect.gen(function* () {
         const sessions = yield* Sessions
         const rotating = yield* newUser()
-        const others = [yield* foreignToken(rotating)]
+        const others = [yield* secondToken(rotating)]
         for (const token of [rotating.token, ...others]) expect(yield* used(token)).toBe(200)
         const rotated = yield* sessions.rotateRefreshToken(rotating.email)
         for (const token of [rotating.token, ...others]) expect(yield* used(token)).toEqual([401, INVALID_TOKEN])

@@ -13,6 +13,9 @@ import { AppConfig } from "../Config.ts"
 const MAX_EMAIL_LENGTH = 320
 const MAX_REFRESH_TOKEN_LENGTH = 256
 
+/** The e-mail as 10001's "%1$s may not be registered" names it: one left out or empty is said so. */
+const shownEmail = (email: string) => (email === "" ? "an empty e-mail" : email.slice(0, MAX_EMAIL_LENGTH))
+
 /** E2's request: a password, or a refresh token in its place. */
 export interface TokenRequest {
   readonly email: string
@@ -64,7 +67,7 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
         network,
         Effect.gen(function* () {
           const [found, user] = yield* judged(email)
-          if (!found || Option.isNone(user) || user.value.disabled) return yield* InvalidCredentials.of(email.slice(0, MAX_EMAIL_LENGTH))
+          if (!found || Option.isNone(user) || user.value.disabled) return yield* InvalidCredentials.of(shownEmail(email))
           return user.value
         }),
         (failure) => failure instanceof InvalidCredentials
@@ -102,7 +105,7 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
           : byPassword(request.email, request.password ?? "", request.network ?? "local"))
         const issued = yield* tokens.issue(user)
         // The password or refresh token changed, or the user was disabled, since they were checked.
-        if (Option.isNone(issued)) return yield* InvalidCredentials.of(request.email.trim().slice(0, MAX_EMAIL_LENGTH))
+        if (Option.isNone(issued)) return yield* InvalidCredentials.of(shownEmail(request.email.trim()))
         return { user: toUser(user), accessToken: issued.value.accessToken, expires: issued.value.expires }
       }).pipe(orDieOnInfrastructure)
 
