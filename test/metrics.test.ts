@@ -16,9 +16,9 @@ const scrapeText = Effect.map(call("GET", "/metrics"), (reply) => {
 
 const scrape = Effect.map(scrapeText, parseExposition)
 
-/** The metric names the README's "Metrics" section documents (each in backticks at the start of a table row). */
+/** The metric names docs/OPERATIONS.md's "Metrics" section documents (each in backticks at the start of a table row). */
 const documented = (): ReadonlyArray<string> => {
-  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+  const readme = readFileSync(new URL("../docs/OPERATIONS.md", import.meta.url), "utf8")
   const section = readme.slice(readme.indexOf("### Metrics"), readme.indexOf("\n### ", readme.indexOf("### Metrics") + 1))
   return [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]!)
 }

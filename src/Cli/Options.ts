@@ -2,7 +2,7 @@ import { parseArgs } from "node:util"
 
 /**
  * The command line read without Effect or the services: enough for the entry to answer `--help` and
- * `--version` before the rest of the CLI is loaded (README "Admin CLI", speed).
+ * `--version` before the rest of the CLI is loaded (docs/CLI.md, "Start-up time").
  */
 type Kind = "value" | "flag"
 
