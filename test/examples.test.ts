@@ -12,10 +12,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { REPO } from "./support/ServiceProcess.ts"
+import { describeUnless, withoutServer } from "./support/SkipReasons.ts"
 import { createServerDatabase, dropServerDatabase, testServerUrl } from "./support/TestDatabase.ts"
 
 const run = promisify(execFile)
-const serverUrl = testServerUrl ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const serverUrl = testServerUrl ?? ""
 const work = mkdtempSync(join(tmpdir(), "links-examples-"))
 const project = join(work, "project")
 const databases: Array<string> = []
@@ -58,46 +59,48 @@ describe.concurrent("the examples, on the packed package", () => {
     await expect(internal).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED/)
   })
 
-  it("(a) creates a domain and a link through the Layers, records a click and reads it back", async () => {
-    const url = await database("links_example_a")
-    const { stderr } = await inProject(process.execPath, ["out/src/embed.js"], { DATABASE_URL: url, DATA_DIR: join(work, "data-a") })
-    expect(stderr).toBe("")
-  }, 120_000)
+  describeUnless(withoutServer("the examples embed the service over a PgClient of their own"), "over the project's PgClient", () => {
+    it("(a) creates a domain and a link through the Layers, records a click and reads it back", async () => {
+      const url = await database("links_example_a")
+      const { stderr } = await inProject(process.execPath, ["out/src/embed.js"], { DATABASE_URL: url, DATA_DIR: join(work, "data-a") })
+      expect(stderr).toBe("")
+    }, 120_000)
 
-  it("(b) a typed client logs in, creates a link and reads its report from the server the project runs", async () => {
-    const url = await database("links_example_b")
-    const admin = { LINKS_EMAIL: "admin@example.com", LINKS_PASSWORD: "an example password" }
-    const server = spawn(process.execPath, ["out/src/server.js"], {
-      cwd: project,
-      env: childEnv({
-        DATABASE_URL: url,
-        DATA_DIR: join(work, "data-b"),
-        PORT: "0",
-        HOST: "127.0.0.1",
-        SHUTDOWN_DRAIN_SECONDS: "0",
-        ADMIN_EMAIL: admin.LINKS_EMAIL,
-        ADMIN_PASSWORD: admin.LINKS_PASSWORD
-      }),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)))
-    try {
-      const address = await new Promise<string>((resolve, reject) => {
-        let output = ""
-        server.stdout.on("data", (chunk: Buffer) => {
-          output += chunk.toString()
-          const found = /listening on (http:\/\/\S+)/.exec(output)
-          if (found !== null) resolve(found[1]!)
-        })
-        void exited.then((code) => reject(new Error(`the server exited (${code}) before listening:\n${output}`)))
+    it("(b) a typed client logs in, creates a link and reads its report from the server the project runs", async () => {
+      const url = await database("links_example_b")
+      const admin = { LINKS_EMAIL: "admin@example.com", LINKS_PASSWORD: "an example password" }
+      const server = spawn(process.execPath, ["out/src/server.js"], {
+        cwd: project,
+        env: childEnv({
+          DATABASE_URL: url,
+          DATA_DIR: join(work, "data-b"),
+          PORT: "0",
+          HOST: "127.0.0.1",
+          SHUTDOWN_DRAIN_SECONDS: "0",
+          ADMIN_EMAIL: admin.LINKS_EMAIL,
+          ADMIN_PASSWORD: admin.LINKS_PASSWORD
+        }),
+        stdio: ["ignore", "pipe", "pipe"]
       })
-      const { stdout } = await inProject(process.execPath, ["out/src/client.js"], { LINKS_URL: address, ...admin })
-      expect(stdout).toContain("created http://")
-    } finally {
-      server.kill("SIGTERM")
-    }
-    expect(await exited).toBe(0)
-  }, 120_000)
+      const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)))
+      try {
+        const address = await new Promise<string>((resolve, reject) => {
+          let output = ""
+          server.stdout.on("data", (chunk: Buffer) => {
+            output += chunk.toString()
+            const found = /listening on (http:\/\/\S+)/.exec(output)
+            if (found !== null) resolve(found[1]!)
+          })
+          void exited.then((code) => reject(new Error(`the server exited (${code}) before listening:\n${output}`)))
+        })
+        const { stdout } = await inProject(process.execPath, ["out/src/client.js"], { LINKS_URL: address, ...admin })
+        expect(stdout).toContain("created http://")
+      } finally {
+        server.kill("SIGTERM")
+      }
+      expect(await exited).toBe(0)
+    }, 120_000)
+  })
 
   it("(c) the project's own @effect/vitest tests run on the testing Layers with TestClock", async () => {
     const { stdout } = await inProject(process.execPath, ["node_modules/vitest/vitest.mjs", "run"], { CI: "true", NO_COLOR: "1" })

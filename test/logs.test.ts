@@ -9,8 +9,9 @@ import { Mailer } from "../src/Platform/Mailer.ts"
 import { RateLimiter } from "../src/Platform/RateLimiter.ts"
 import { newDomain } from "./support/Fixtures.ts"
 import { call, newUser } from "./support/Http.ts"
-import { testRedisUrl } from "./support/RateWindow.ts"
+import { redisReachable, testRedisUrl } from "./support/RateWindow.ts"
 import { newShortDomain, visit } from "./support/Redirects.ts"
+import { describeUnless, withoutRedis } from "./support/SkipReasons.ts"
 import { TestServer } from "./support/TestServer.ts"
 import { BreakableServer, DatabaseLink } from "./support/BreakableServer.ts"
 import { parseExposition, valueOf } from "./support/Prometheus.ts"
@@ -126,6 +127,8 @@ describe("the access log", () => {
 
 const warnings = (lines: ReadonlyArray<Line>) => lines.filter((line) => line.logLevel === "WARN")
 
+const redisUp = await redisReachable(testRedisUrl)
+
 describe("a dependency that goes down and comes back logs one warning, then one line when it is back", () => {
   it.live("SMTP: one warning, sends fail at once while the retry waits (5 s), one info line once a send succeeds", () => {
     const logs = captureJson()
@@ -170,35 +173,37 @@ describe("a dependency that goes down and comes back logs one warning, then one 
     }).pipe(Effect.provide(logs.layer), Effect.scoped)
   }, 30_000)
 
-  it.live("Redis: one warning while it is away (limits counted in process), one info line when it answers again", () => {
-    const logs = captureJson()
-    return Effect.gen(function* () {
-      const target = new URL(testRedisUrl)
-      const proxy = yield* Effect.acquireRelease(
-        Effect.promise(() => openTcpProxy({ host: target.hostname, port: Number(target.port || 6379) })),
-        (p) => Effect.promise(p.close)
-      )
-      proxy.cut()
-      const url = Redacted.make(`redis://127.0.0.1:${proxy.port}`)
-      const limiter = Context.get(yield* Layer.build(RateLimiter.layerRedis(url, { perNetwork: 1000, perToken: 1000 })), RateLimiter)
-      for (let i = 0; i < 10; i++) {
-        expect((yield* limiter.consume(`198.51.100.${i}`, undefined)).allowed).toBe(true)
-        yield* Effect.sleep(100)
-      }
-      const lines = logs.lines
-      expect(warnings(lines).map((line) => line.message)).toEqual([expect.stringMatching(/^Redis \(rate limits counted in process meanwhile\) unavailable: /)])
-      proxy.restore()
-      const back = Date.now()
-      while (!lines.some((line) => line.logLevel === "INFO") && Date.now() - back < 20_000) {
-        yield* limiter.consume("198.51.100.200", undefined)
-        yield* Effect.sleep(200)
-      }
-      expect(lines.filter((line) => line.logLevel === "INFO").map((line) => line.message)).toEqual([
-        expect.stringMatching(/^Redis \(rate limits counted in process meanwhile\) available again after/)
-      ])
-      expect(warnings(lines)).toHaveLength(1)
-    }).pipe(Effect.provide(logs.layer), Effect.scoped)
-  }, 40_000)
+  describeUnless(withoutRedis(redisUp, "the limiter's Redis goes away and comes back"), "Redis", () => {
+    it.live("Redis: one warning while it is away (limits counted in process), one info line when it answers again", () => {
+      const logs = captureJson()
+      return Effect.gen(function* () {
+        const target = new URL(testRedisUrl)
+        const proxy = yield* Effect.acquireRelease(
+          Effect.promise(() => openTcpProxy({ host: target.hostname, port: Number(target.port || 6379) })),
+          (p) => Effect.promise(p.close)
+        )
+        proxy.cut()
+        const url = Redacted.make(`redis://127.0.0.1:${proxy.port}`)
+        const limiter = Context.get(yield* Layer.build(RateLimiter.layerRedis(url, { perNetwork: 1000, perToken: 1000 })), RateLimiter)
+        for (let i = 0; i < 10; i++) {
+          expect((yield* limiter.consume(`198.51.100.${i}`, undefined)).allowed).toBe(true)
+          yield* Effect.sleep(100)
+        }
+        const lines = logs.lines
+        expect(warnings(lines).map((line) => line.message)).toEqual([expect.stringMatching(/^Redis \(rate limits counted in process meanwhile\) unavailable: /)])
+        proxy.restore()
+        const back = Date.now()
+        while (!lines.some((line) => line.logLevel === "INFO") && Date.now() - back < 20_000) {
+          yield* limiter.consume("198.51.100.200", undefined)
+          yield* Effect.sleep(200)
+        }
+        expect(lines.filter((line) => line.logLevel === "INFO").map((line) => line.message)).toEqual([
+          expect.stringMatching(/^Redis \(rate limits counted in process meanwhile\) available again after/)
+        ])
+        expect(warnings(lines)).toHaveLength(1)
+      }).pipe(Effect.provide(logs.layer), Effect.scoped)
+    }, 40_000)
+  })
 })
 
 describe("a database outage", () => {
