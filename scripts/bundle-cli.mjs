@@ -107,6 +107,10 @@ if (effectIndex !== undefined) throw new Error(`the CLI's bundle holds ${effectI
 
 await build({ ...common, entryPoints: { main: "src/cli.ts" }, outdir, format: "esm", plugins: [bundledMain] })
 
+// The thread that reads destination pages' preview tags loads its script beside the bundle
+// (src/SmartLinks/PageTagThread.ts): `link set-settings` fetches them.
+await build({ ...common, entryPoints: { PageTagWorker: "src/SmartLinks/PageTagWorker.ts" }, outdir, format: "esm" })
+
 // The code cache, made by the CLI's own loader (bundled for this step) in a process of its own: the
 // bundle's modules, the commands' too, run their top level, then `user list` runs against a database
 // that refuses the connection, so that the code of a command's start (configuration, layers, Effect's

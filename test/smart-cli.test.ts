@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile, execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -26,9 +28,11 @@ afterAll(async () => {
   for (const dir of [scratch, bundleDir]) rmSync(dir, { recursive: true, force: true })
 })
 
-const cli = (...args: ReadonlyArray<string>) =>
+const cli = (...args: ReadonlyArray<string>) => cliWith({}, ...args)
+
+const cliWith = (extraEnv: Record<string, string>, ...args: ReadonlyArray<string>) =>
   Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: scratch, DATABASE_URL: database?.url, LOG_LEVEL: "warning" }
+    const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: scratch, DATABASE_URL: database?.url, LOG_LEVEL: "warning", ...extraEnv }
     delete env["TEST_DATABASE_URL"]
     const child = execFile(process.execPath, [join(bundleDir, "Cli", "main.js"), ...args], { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) =>
       resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }))
@@ -90,6 +94,43 @@ describe("admin CLI: smart-link settings", () => {
           expect(unreadable.code).toBe(1)
           expect(unreadable.stderr).toContain("is not a readable JSON file")
         }),
+      120_000
+    )
+
+    it.live(
+      "link set-settings takes the destination's preview tags, read on their thread from the script beside the bundle",
+      () =>
+        Effect.gen(function* () {
+          const page = yield* Effect.acquireRelease(
+            Effect.async<Server>((resume) => {
+              const server = createServer((_req, res) => {
+                res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+                res.end(`<title>Plain</title><meta property="og:title" content="From the CLI">`)
+              })
+              server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+            }),
+            (server) => Effect.sync(() => server.close())
+          )
+          const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`
+          expect((yield* cli("migrate", "--json")).code).toBe(0)
+          const [account] = yield* query("INSERT INTO accounts (name, plan) VALUES ('cli tags', 'team') RETURNING id")
+          const [user] = yield* query(
+            `INSERT INTO users (account_id, email, nickname, role, password_hash, refresh_token_hash)
+             VALUES ($1, 'cli-tags@example.com', 'clitags', 'account_admin', 'x', '\\x02') RETURNING id`,
+            [account.id]
+          )
+          const [domain] = yield* query("INSERT INTO domains (account_id, domain) VALUES ($1, 'cli-tags.example') RETURNING id", [account.id])
+          const [link] = yield* query(
+            "INSERT INTO links (domain_id, user_id, url, alias, redirect_url) VALUES ($1, $2, $3, 't', $3) RETURNING id",
+            [domain.id, user.id, url]
+          )
+          const file = join(scratch, "tags.json")
+          writeFileSync(file, JSON.stringify({ max_clicks: 1000 }))
+          const set = yield* cliWith({ URL_CHECK_ALLOW_PRIVATE: "true" }, "link", "set-settings", "--link", String(link.id), "--file", file, "--json")
+          expect([set.code, set.stderr]).toEqual([0, ""])
+          // The CLI ends the fetches under way before it exits.
+          expect(yield* query("SELECT title FROM link_page_tags WHERE link_id = $1", [link.id])).toEqual([{ title: "From the CLI" }])
+        }).pipe(Effect.scoped),
       120_000
     )
   })

@@ -1,3 +1,5 @@
+import { type HeadTags, headTags } from "./HtmlScanner.ts"
+
 /** How much of a destination page is read for its preview tags: they belong in its head. */
 export const PAGE_TAG_BYTES = 256 * 1024
 /** Longer values are cut: a preview card shows far less. */
@@ -11,6 +13,7 @@ export interface PageTags {
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: "\u00a0" }
 
+// Bounded repetitions only: each `&` is looked at for at most ten characters, so the pass is linear.
 const decodeEntities = (text: string) =>
   text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,6});/gi, (whole, name: string) => {
     if (name.startsWith("#")) {
@@ -26,14 +29,6 @@ const clean = (text: string | undefined) => {
   return value === "" ? null : value
 }
 
-const attributesOf = (tag: string) => {
-  const attributes = new Map<string, string>()
-  for (const match of tag.matchAll(/([a-z:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/gi)) {
-    attributes.set(match[1]!.toLowerCase(), match[2] ?? match[3] ?? match[4] ?? "")
-  }
-  return attributes
-}
-
 /** An absolute http(s) URL for an image, resolved against the page's address. */
 const imageUrl = (raw: string | null, page: string) => {
   if (raw === null) return null
@@ -45,23 +40,17 @@ const imageUrl = (raw: string | null, page: string) => {
   }
 }
 
+const tagsOf = ({ meta, title }: HeadTags, pageUrl: string): PageTags => ({
+  title: clean(meta.get("og:title") ?? meta.get("twitter:title") ?? title),
+  description: clean(meta.get("og:description") ?? meta.get("twitter:description") ?? meta.get("description")),
+  image: imageUrl(clean(meta.get("og:image") ?? meta.get("twitter:image")), pageUrl)
+})
+
 /**
  * A page's own preview tags: `og:title|description|image`, else `twitter:*`, else its `<title>` and
- * `<meta name="description">`. Undefined when it has none of them.
+ * `<meta name="description">`. Undefined when it has none of them. Time linear in the page.
  */
 export const pageTags = (html: string, pageUrl: string): PageTags | undefined => {
-  const meta = new Map<string, string>()
-  for (const match of html.matchAll(/<meta\b(?:[^>"']|"[^"]*"|'[^']*')*>/gi)) {
-    const attributes = attributesOf(match[0])
-    const key = (attributes.get("property") ?? attributes.get("name") ?? "").toLowerCase()
-    const content = attributes.get("content")
-    if (key !== "" && content !== undefined && !meta.has(key)) meta.set(key, content)
-  }
-  const title = /<title\b[^>]*>([^<]*)<\/title>/i.exec(html)?.[1]
-  const tags: PageTags = {
-    title: clean(meta.get("og:title") ?? meta.get("twitter:title") ?? title),
-    description: clean(meta.get("og:description") ?? meta.get("twitter:description") ?? meta.get("description")),
-    image: imageUrl(clean(meta.get("og:image") ?? meta.get("twitter:image")), pageUrl)
-  }
+  const tags = tagsOf(headTags(html), pageUrl)
   return tags.title === null && tags.description === null && tags.image === null ? undefined : tags
 }

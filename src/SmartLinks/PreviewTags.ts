@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, FiberSet, Layer } from "effect"
-import { PAGE_TAG_BYTES, pageTags } from "./PageTags.ts"
+import { PAGE_TAG_BYTES } from "./PageTags.ts"
+import { pageTagThread } from "./PageTagThread.ts"
 import { DestinationChanged } from "../Links/DestinationChanged.ts"
 import { UrlChecker } from "../Links/UrlChecker.ts"
 
@@ -14,14 +15,17 @@ const FETCHES_AT_ONCE = 4
 /**
  * Preview tags taken from a link's destination: fetched in the background when the settings are saved
  * and again when the link's URL changes, through the 404 check's address policy, time budget and
- * redirect limit, the page read up to PAGE_TAG_BYTES, FETCHES_AT_ONCE at a time, the others queued
- * (a link once, however often it was asked for meanwhile). A page without tags (or no page) forgets
- * what an earlier fetch found. Stored in `link_page_tags` and announced like a change of the link.
+ * redirect limit, the page read up to PAGE_TAG_BYTES and parsed on a thread of its own (PageTagThread),
+ * FETCHES_AT_ONCE at a time, the others queued (a link once, however often it was asked for
+ * meanwhile). A page without tags (or no page) forgets what an earlier fetch found. Stored in
+ * `link_page_tags` and announced like a change of the link.
  */
 export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checker = yield* UrlChecker
+    // Acquired first, so released last: after the fetches under way have ended.
+    const tagThread = yield* pageTagThread
     const running = yield* FiberSet.make()
     /** Links waiting for a fetch to end before theirs starts, in the order asked. */
     const queued = new Set<number>()
@@ -43,7 +47,7 @@ export class PreviewTags extends Effect.Service<PreviewTags>()("PreviewTags", {
         const links = yield* sql<{ url: string }>`SELECT redirect_url AS url FROM links WHERE id = ${linkId}`
         const url = links[0]?.url
         const html = url === undefined ? undefined : yield* checker.html(url, PAGE_TAG_BYTES)
-        const tags = html === undefined || url === undefined ? undefined : pageTags(html, url)
+        const tags = html === undefined || url === undefined ? undefined : yield* tagThread.parse(html, url)
         if (tags === undefined) return yield* forget(linkId)
         yield* sql`
           INSERT INTO link_page_tags (link_id, title, description, image)
