@@ -69,6 +69,7 @@ import { Webhooks } from "./Webhooks/Webhooks.ts"
 import { WebhooksHttpLive } from "./Webhooks/WebhooksHttp.ts"
 import { Dispatcher } from "./Webhooks/Dispatcher.ts"
 import { ClickLimits } from "./Redirect/ClickLimits.ts"
+import { PasswordAttemptLimits } from "./Redirect/PasswordAttemptLimits.ts"
 import { Settings } from "./SmartLinks/Settings.ts"
 import { DestinationChangedLive, PreviewTags } from "./SmartLinks/PreviewTags.ts"
 import { SettingsHttpLive } from "./SmartLinks/SettingsHttp.ts"
@@ -137,6 +138,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 /** The redirect hot path and the click pipeline behind it (its writer on a thread of its own); the CLI does without them. */
 const RedirectLive = RedirectHandler.layer.pipe(
   Layer.provideMerge(ClickLimits.layer),
+  Layer.provideMerge(PasswordAttemptLimits.layer),
   Layer.provideMerge(ClickLog.layer),
   Layer.provideMerge(ClickNotifier.Default.pipe(Layer.provideMerge(Mailer.layer)))
 )

@@ -1,10 +1,14 @@
 import { describe, expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { Redis } from "ioredis"
+import { clientNetwork } from "../src/Platform/ClientIp.ts"
+import { PasswordAttemptLimits, type PasswordAttemptLimitsService } from "../src/Redirect/PasswordAttemptLimits.ts"
+import { ATTEMPT_LIMITS } from "../src/Redirect/PasswordAttempts.ts"
 import { cookieName, passwordCookies, passwordVersion } from "../src/Redirect/PasswordCookie.ts"
 import { newLink } from "./support/Fixtures.ts"
 import { newUser } from "./support/Http.ts"
-import { randomClient } from "./support/RateWindow.ts"
+import { randomClient, redisReachable, testRedisUrl } from "./support/RateWindow.ts"
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { FACEBOOK, FIREFOX, postPassword, putSettings, storedPasswordHash } from "./support/SmartLinks.ts"
 import { TestServer } from "./support/TestServer.ts"
@@ -27,6 +31,29 @@ const passOf = (setCookie: string | Array<string> | undefined) => {
   if (first === undefined) throw new Error("no Set-Cookie")
   return first.split(";")[0]!
 }
+
+/** Sends `answers`, one after another, each from its network; their replies. */
+const postAll = (link: { host: string; path: string }, answers: ReadonlyArray<readonly [network: string, password: string]>) =>
+  Effect.forEach(answers, ([network, password]) => postPassword(link.host, link.path, password, { "x-forwarded-for": network }))
+
+/** The guesses of `networks` new /64 networks, five each (their own budget): empty answers, which are counted but need no hash. */
+const guessesFrom = (networks: number) => {
+  const block = randomClient().split(":")[2]
+  return Array.from({ length: networks * 5 }, (_, n) => [`2001:db8:${block}:${(n % networks) + 1}::${n + 1}`, ""] as const)
+}
+
+const statusesOf = (replies: ReadonlyArray<{ status: number }>) => {
+  const counts: Record<number, number> = {}
+  for (const reply of replies) counts[reply.status] = (counts[reply.status] ?? 0) + 1
+  return counts
+}
+
+/** A right answer from `network`: its pass. */
+const unlock = (link: { host: string; path: string }, network: string) =>
+  Effect.map(postPassword(link.host, link.path, PASSWORD, { "x-forwarded-for": network }), (right) => {
+    expect(right.status, right.text).toBe(303)
+    return passOf(right.headers["set-cookie"])
+  })
 
 const expectForm = (reply: { status: number; headers: Record<string, unknown>; text: string }, status: number) => {
   expect(reply.status, reply.text).toBe(status)
@@ -142,6 +169,122 @@ describe("password links", () => {
         const huge = yield* postPassword(link.host, link.path, "x".repeat(5000), client)
         expect(huge.status).toBe(413)
       })
+    )
+  })
+})
+
+describe("password guesses on one link from many networks", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1" }), { excludeTestServices: true })((it) => {
+    it.effect("40 networks of five guesses: 30 are judged, the rest 503 with Retry-After; a new network's right answer waits too; a proven network and a pass get through; other links are not held", () =>
+      Effect.gen(function* () {
+        const link = yield* passwordLink
+        const other = yield* passwordLink
+        const home = randomClient()
+        const pass = yield* unlock(link, home)
+        const replies = yield* postAll(link, guessesFrom(8))
+        expect(statusesOf(replies)).toEqual({ 403: ATTEMPT_LIMITS.perLink, 503: 40 - ATTEMPT_LIMITS.perLink })
+        for (const refused of replies.slice(ATTEMPT_LIMITS.perLink)) {
+          expectForm(refused, 503)
+          expect(refused.text).toContain("Too many tries on this link.")
+          expect(Number(refused.headers["retry-after"])).toBeGreaterThan(30)
+          expect(Number(refused.headers["retry-after"])).toBeLessThanOrEqual(60)
+        }
+        // The right answer from a network that never proved the link is not judged while the ceiling holds.
+        const stranger = yield* postPassword(link.host, link.path, PASSWORD, { "x-forwarded-for": randomClient() })
+        expectForm(stranger, 503)
+        expect(stranger.headers["set-cookie"]).toBeUndefined()
+        // A network that proved it is held by its own budget only.
+        yield* unlock(link, home)
+        const through = yield* visit(link.host, link.path, { headers: { cookie: pass } })
+        expect([through.status, through.headers.location]).toEqual([301, DESTINATION])
+        yield* unlock(other, randomClient())
+      })
+    )
+
+    it.effect("right answers give their try back: 35 visitors who know the password, then 29 wrong guesses, are all judged", () =>
+      Effect.gen(function* () {
+        const link = yield* passwordLink
+        for (let i = 0; i < ATTEMPT_LIMITS.perLink + 5; i++) yield* unlock(link, randomClient())
+        const wrong = yield* postAll(link, guessesFrom(6).slice(0, ATTEMPT_LIMITS.perLink - 1))
+        expect(statusesOf(wrong)).toEqual({ 403: ATTEMPT_LIMITS.perLink - 1 })
+      })
+    )
+  })
+})
+
+describe("password guesses while Redis does not answer", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1", REDIS_URL: "redis://127.0.0.1:1" }), { excludeTestServices: true })((it) => {
+    it.effect("are counted in process: the link's ceiling holds and the right answer gets through", () =>
+      Effect.gen(function* () {
+        const link = yield* passwordLink
+        expect(statusesOf(yield* postAll(link, guessesFrom(8)))).toEqual({ 403: ATTEMPT_LIMITS.perLink, 503: 40 - ATTEMPT_LIMITS.perLink })
+        expect((yield* postPassword(link.host, link.path, PASSWORD, { "x-forwarded-for": randomClient() })).status).toBe(503)
+        const other = yield* passwordLink
+        yield* unlock(other, randomClient())
+      })
+    )
+  })
+})
+
+const redisUp = await redisReachable(testRedisUrl)
+
+const otherInstance = (limits = ATTEMPT_LIMITS) =>
+  Effect.map(Layer.build(PasswordAttemptLimits.layerRedis(Redacted.make(testRedisUrl), limits)), Context.get(PasswordAttemptLimits))
+
+const allowedOf = (attempts: PasswordAttemptLimitsService, linkId: number, networks: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(networks, (network) => attempts.attempt(linkId, network)),
+    (answers) => answers.map((answer) => (answer._tag === "Allowed" ? "allowed" : answer.by))
+  )
+
+describe.runIf(redisUp)("password guesses counted in Redis", () => {
+  layer(TestServer({ TRUST_PROXY: "127.0.0.1", REDIS_URL: testRedisUrl }), { excludeTestServices: true })((it) => {
+    it.effect("the service and another instance share a link's ceiling and its proven networks; the keys expire with the window", () =>
+      Effect.gen(function* () {
+        const link = yield* passwordLink
+        const home = randomClient()
+        yield* unlock(link, home)
+        const other = yield* otherInstance()
+        const early = Array.from({ length: 20 }, () => randomClient())
+        expect(yield* allowedOf(other, link.id, early)).toEqual(early.map(() => "allowed"))
+        const replies = yield* postAll(link, guessesFrom(3))
+        expect(statusesOf(replies)).toEqual({ 403: ATTEMPT_LIMITS.perLink - 20, 503: 15 - (ATTEMPT_LIMITS.perLink - 20) })
+        expect(yield* allowedOf(other, link.id, [randomClient()])).toEqual(["link"])
+        expect(yield* allowedOf(other, link.id, [clientNetwork(`${home.split("::")[0]}::77`)])).toEqual(["allowed"])
+        yield* unlock(link, home)
+        const ttl = yield* Effect.promise(async () => {
+          const redis = new Redis(testRedisUrl, { maxRetriesPerRequest: 0 })
+          try {
+            const keys = await redis.keys(`links:pw:*:link:${link.id}`)
+            return Promise.all(keys.map((key) => redis.pttl(key)))
+          } finally {
+            redis.disconnect()
+          }
+        })
+        expect(ttl.length).toBeGreaterThanOrEqual(1)
+        for (const ms of ttl) expect(ms).toBeGreaterThan(0)
+        for (const ms of ttl) expect(ms).toBeLessThanOrEqual(ATTEMPT_LIMITS.windowMs)
+      }).pipe(Effect.scoped)
+    )
+
+    it.effect("two counters share the ceiling exactly, and a right answer's try given back on one frees a try on the other", () =>
+      Effect.gen(function* () {
+        const limits = { ...ATTEMPT_LIMITS, perLink: 4 }
+        const [a, b] = [yield* otherInstance(limits), yield* otherInstance(limits)]
+        const link = yield* passwordLink
+        const networks = Array.from({ length: 6 }, () => randomClient())
+        const first = yield* a.attempt(link.id, networks[0]!)
+        const together = yield* Effect.all(
+          networks.slice(1).map((network, n) => (n % 2 === 0 ? b : a).attempt(link.id, network)),
+          { concurrency: "unbounded" }
+        )
+        expect(together.filter((answer) => answer._tag === "Allowed").length).toBe(3)
+        expect(yield* allowedOf(b, link.id, [randomClient()])).toEqual(["link"])
+        if (first._tag !== "Allowed") throw new Error("the first try was refused")
+        yield* a.proven(link.id, networks[0]!, first.ticket)
+        expect(yield* allowedOf(b, link.id, [randomClient(), randomClient()])).toEqual(["allowed", "link"])
+        expect(yield* allowedOf(b, link.id, [networks[0]!])).toEqual(["allowed"])
+      }).pipe(Effect.scoped)
     )
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { pageTags } from "../src/SmartLinks/PageTags.ts"
 import { escapeHtml, passwordPage, previewPage } from "../src/Redirect/HtmlPages.ts"
-import { passwordAttempts } from "../src/Redirect/PasswordAttempts.ts"
+import { attemptsInProcess } from "../src/Redirect/PasswordAttempts.ts"
 import { cookieName, PASS_SECONDS, passwordCookies, passwordVersion } from "../src/Redirect/PasswordCookie.ts"
 
 const HOSTILE = `</title><script>alert("x")</script>' onload='x`
@@ -37,12 +37,26 @@ describe("password passes", () => {
 })
 
 describe("password tries", () => {
+  const allowed = { _tag: "Allowed" }
   it("the sixth try within a minute from one network waits until the first leaves the window; others are not held", () => {
-    const attempts = passwordAttempts()
-    for (let i = 0; i < 5; i++) expect(attempts.attempt("192.0.2.1", 1_000 + i * 1000)).toBeUndefined()
-    expect(attempts.attempt("192.0.2.1", 10_000)).toBe(51)
-    expect(attempts.attempt("192.0.2.2", 10_000)).toBeUndefined()
-    expect(attempts.attempt("192.0.2.1", 61_000)).toBeUndefined()
+    const attempts = attemptsInProcess()
+    for (let i = 0; i < 5; i++) expect(attempts.attempt(7, "192.0.2.1", 1_000 + i * 1000)).toMatchObject(allowed)
+    expect(attempts.attempt(8, "192.0.2.1", 10_000)).toEqual({ _tag: "Refused", by: "network", waitSeconds: 51 })
+    expect(attempts.attempt(7, "192.0.2.2", 10_000)).toMatchObject(allowed)
+    expect(attempts.attempt(7, "192.0.2.1", 61_000)).toMatchObject(allowed)
+  })
+
+  it("a link takes 30 tries a minute from all networks; a right answer gives its try back; a network that proved the link is held by its own budget only", () => {
+    const attempts = attemptsInProcess()
+    const home = attempts.attempt(7, "198.51.100.1", 0)
+    if (home._tag !== "Allowed") throw new Error("refused")
+    attempts.proven(7, "198.51.100.1", home.ticket, 0)
+    for (let i = 0; i < 30; i++) expect(attempts.attempt(7, `2001:db8:${i}::/64`, 1_000 + i)).toMatchObject(allowed)
+    expect(attempts.attempt(7, "2001:db8:ffff::/64", 2_000)).toEqual({ _tag: "Refused", by: "link", waitSeconds: 59 })
+    expect(attempts.attempt(8, "2001:db8:ffff::/64", 2_000)).toMatchObject(allowed)
+    for (let i = 0; i < 4; i++) expect(attempts.attempt(7, "198.51.100.1", 3_000)).toMatchObject(allowed)
+    expect(attempts.attempt(7, "198.51.100.1", 3_000)).toMatchObject({ _tag: "Refused", by: "network" })
+    expect(attempts.attempt(7, "2001:db8:ffff::/64", 61_000)).toMatchObject(allowed)
   })
 })
 

@@ -218,6 +218,33 @@ describe("smart-link settings", () => {
       })
     )
 
+    it.effect("query names __proto__, constructor and prototype are refused with 10711 and nothing is stored; what GET answers PUTs back unchanged", () =>
+      Effect.gen(function* () {
+        const user = yield* newUser()
+        const domain = yield* newShortDomain(user)
+        const linkId = yield* newLink(user, domain.id)
+        for (const name of ["__proto__", "constructor", "prototype"]) {
+          // As a client's JSON has it: an own key, which JSON.stringify writes out.
+          const query: unknown = JSON.parse(`{"ref":"mail",${JSON.stringify(name)}:"x"}`)
+          const reply = yield* put(user, domain.id, linkId, { rules: [{ when: { query }, url: "https://ok.example" }] })
+          expect([reply.status, codes(reply)], name).toEqual([400, [10711]])
+          expect(messages(reply)[0]).toBe(`rules[0].when.query.${name} is a reserved name: query is {name: value}, each value a string or true`)
+        }
+        expect((yield* call("GET", path(domain.id, linkId), { token: user.token })).body).toEqual({ objects: [{ password_set: false }] })
+
+        const { password: _, ...settings } = FULL
+        const withNames = { ...settings, rules: [{ when: { query: { toString: "1", hasOwnProperty: true, ref: "mail" } }, url: "https://example.com/q" }, ...FULL.rules] }
+        expect((yield* put(user, domain.id, linkId, withNames)).status).toBe(200)
+        const read = yield* call("GET", path(domain.id, linkId), { token: user.token })
+        const { password_set: __, ...document } = at(read.body, "objects", 0) as Record<string, unknown>
+        expect(document.rules).toEqual(withNames.rules.map((rule, n) => (n === 2 ? { ...rule, when: { language: ["fr"], country: ["FR", "BE"] }, split: [{ url: "http://example.com/a", weight: 30 }, { url: "https://example.com/b", weight: 70 }] } : rule)))
+        const again = yield* put(user, domain.id, linkId, document)
+        expect(again.status, again.text).toBe(200)
+        expect(again.body).toEqual(read.body)
+        expect((yield* call("GET", path(domain.id, linkId), { token: user.token })).body).toEqual(read.body)
+      })
+    )
+
     it.effect("E31 lists the smart-link codes; the OpenAPI document has the tag and each operation's codes", () =>
       Effect.gen(function* () {
         const user = yield* newUser()

@@ -26,3 +26,23 @@ export const scopedRedis = (url: Redacted.Redacted<string>) =>
         if (redis.status === "ready") await redis.quit().catch(() => undefined)
       }).pipe(Effect.ensuring(Effect.sync(() => redis.disconnect())))
   )
+
+/**
+ * Waits until `redis` is connected, at most `ms`: commands are never queued, so those sent while it
+ * connects would fail (and be answered without Redis).
+ */
+export const untilReady = (redis: Redis, ms: number) =>
+  Effect.async<void>((resume) => {
+    if (redis.status === "ready") return resume(Effect.void)
+    const ready = () => {
+      clearTimeout(timer)
+      redis.off("ready", ready)
+      resume(Effect.void)
+    }
+    const timer = setTimeout(ready, ms)
+    redis.once("ready", ready)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      redis.off("ready", ready)
+    })
+  })

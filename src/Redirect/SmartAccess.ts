@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Runtime } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Passwords } from "../Auth/Passwords.ts"
 import { TokenSecret } from "../Auth/TokenStore.ts"
@@ -10,7 +10,8 @@ import { ClickLimits, type ClickLimitsService } from "./ClickLimits.ts"
 import { readForm } from "./FormBody.ts"
 import { passwordPage, previewPage, sendPage } from "./HtmlPages.ts"
 import type { LinkGates } from "./LinkGates.ts"
-import { passwordAttempts } from "./PasswordAttempts.ts"
+import { PasswordAttemptLimits } from "./PasswordAttemptLimits.ts"
+import type { Attempt } from "./PasswordAttempts.ts"
 import { type PasswordCookies, passwordCookies } from "./PasswordCookie.ts"
 
 /** The answer of a password check: `busy` when the hashing threads refused the work. */
@@ -22,6 +23,9 @@ export interface SmartAccessDeps {
   /** argon2id verification on the hashing threads, for a client network. */
   readonly verify: (hash: string, password: string, network: string) => Promise<Verdict>
   readonly clientIp: (req: IncomingMessage) => string
+  /** `PasswordAttemptLimits`: a try counted or refused, and a right answer's try given back. */
+  readonly attempt: (linkId: number, network: string) => Promise<Attempt>
+  readonly proven: (linkId: number, network: string, ticket: string) => Promise<void>
 }
 
 /** The services the gates use, taken once when the handler is built. */
@@ -29,6 +33,8 @@ export const smartAccessDeps = Effect.gen(function* () {
   const { trustProxy } = yield* AppConfig
   const passwords = yield* Passwords
   const secret = yield* TokenSecret
+  const attempts = yield* PasswordAttemptLimits
+  const run = Runtime.runPromise(yield* Effect.runtime<never>())
   const deps: SmartAccessDeps = {
     // The secret the service started with: instances sharing TOKEN_SECRET accept each other's passes.
     cookies: passwordCookies(secret.current()),
@@ -40,7 +46,9 @@ export const smartAccessDeps = Effect.gen(function* () {
           Effect.catchTag("LoginsBusy", () => Effect.succeed<Verdict>("busy"))
         )
       ),
-    clientIp: (req) => trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"])
+    clientIp: (req) => trustProxy.clientIp(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
+    attempt: (linkId, network) => run(attempts.attempt(linkId, network)),
+    proven: (linkId, network, ticket) => run(attempts.proven(linkId, network, ticket))
   }
   return deps
 })
@@ -58,7 +66,6 @@ const isBotAgent = botAgentTest(10_000)
  * Plain callbacks like the rest of the hot path: no Effect runs per request.
  */
 export const makeSmartAccess = (deps: SmartAccessDeps) => {
-  const attempts = passwordAttempts()
   // Links whose archiving was asked for by this instance and not yet finished: one UPDATE each.
   const archiving = new Set<number>()
   const archive = (linkId: number) => {
@@ -117,12 +124,14 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
     /** `POST /{alias}` of a password link: the form's answer. */
     answerForm: (req: IncomingMessage, res: ServerResponse, linkId: number, hash: string, version: string, secure: boolean, back: string) => {
       const network = clientNetwork(deps.clientIp(req))
-      const wait = attempts.attempt(network, Date.now())
-      if (wait !== undefined) {
-        req.resume()
-        return pageFor(res, 503, passwordPage(`Too many tries. Try again in ${wait} seconds.`), false, { "retry-after": String(wait) })
-      }
-      void readForm(req).then(async (body) => {
+      void deps.attempt(linkId, network).then(async (attempt) => {
+        if (attempt._tag === "Refused") {
+          req.resume()
+          const wait = attempt.waitSeconds
+          const message = attempt.by === "link" ? `Too many tries on this link. Try again in ${wait} seconds.` : `Too many tries. Try again in ${wait} seconds.`
+          return pageFor(res, 503, passwordPage(message), false, { "retry-after": String(wait) })
+        }
+        const body = await readForm(req)
         if (body._tag === "TooLarge") return pageFor(res, 413, passwordPage("That answer is too long."), false, { connection: "close" })
         if (body._tag !== "Form") return pageFor(res, 400, passwordPage("Send the form's password field."), false)
         const password = body.fields.get("password") ?? ""
@@ -131,6 +140,7 @@ export const makeSmartAccess = (deps: SmartAccessDeps) => {
           return pageFor(res, 503, passwordPage("Too many visitors right now. Try again shortly."), false, { "retry-after": String(BUSY_SECONDS) })
         }
         if (verdict === "wrong") return pageFor(res, 403, passwordPage(WRONG), false)
+        await deps.proven(linkId, network, attempt.ticket)
         res.writeHead(303, {
           location: back,
           "set-cookie": deps.cookies.issue(linkId, version, Date.now(), secure),

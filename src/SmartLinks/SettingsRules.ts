@@ -41,6 +41,11 @@ const TOP_LEVEL = new Set(["rules", "split", "password", "max_clicks", "expires_
 const LANGUAGE = /^[a-z]{1,8}(?:-[a-z0-9]{1,8})*$/i
 const COUNTRY = /^[a-z]{2}$/i
 const MAX_COUNT = 1_000_000_000_000
+/**
+ * Query names refused: assigned into an object, `__proto__` is dropped (a condition on nothing,
+ * matching every visitor), and the others shadow what every object inherits.
+ */
+const RESERVED_NAMES = new Set(["__proto__", "constructor", "prototype"])
 
 /** Text a person can have written: no control characters, no lone surrogates, 1-`max` characters. */
 const isText = (value: unknown, max: number): value is string =>
@@ -133,6 +138,11 @@ export const readSettings = (body: unknown, now: number): Either.Either<ReadSett
     const read: Record<string, string | true> = {}
     let whole = true
     for (const [name, expected] of Object.entries(value)) {
+      if (RESERVED_NAMES.has(name)) {
+        report(10711, `${at}.${name} is a reserved name`)
+        whole = false
+        continue
+      }
       const good =
         isText(name, MAX_QUERY_NAME) && (expected === true || (typeof expected === "string" && codePointLength(expected) <= MAX_QUERY_VALUE && !hasLoneSurrogate(expected)))
       if (!good) {

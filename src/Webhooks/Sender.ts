@@ -3,6 +3,7 @@ import type { AddressPolicy } from "../Links/AddressPolicy.ts"
 import { checkedTarget, requestTo, type Resolver, type Target } from "../Links/UrlChecker.ts"
 
 const USER_AGENT = "link-shortener-webhooks/1"
+const ADDRESS_NOT_ALLOWED = "address not allowed (private, loopback or reserved)"
 
 /** How one POST went: the receiver's status (null when none came) and why it does not count as delivered. */
 export interface SendOutcome {
@@ -59,7 +60,8 @@ export const send = (
     return yield* post(target, headers, body)
   }).pipe(
     Effect.catchTags({
-      AddressRefused: (refused) => Effect.succeed<SendOutcome>({ status: null, error: `address ${refused.address} is not allowed` }),
+      // Not the address: the log would tell the webhook's admins what a name resolves to inside our network.
+      AddressRefused: () => Effect.succeed<SendOutcome>({ status: null, error: ADDRESS_NOT_ALLOWED }),
       UrlUnreachable: (unreachable) => Effect.succeed<SendOutcome>({ status: null, error: unreachable.reason })
     }),
     Effect.timeoutTo({

@@ -5,7 +5,7 @@ import { AppConfig } from "../Config.ts"
 import { DomainAccess } from "../Domains/DomainAccess.ts"
 import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { parseHttpUrl } from "../Links/Url.ts"
-import { checkedTarget, DEFAULT_TIMEOUT_MS, policyOf, systemResolver } from "../Links/UrlChecker.ts"
+import { checkedTarget, policyOf, type Resolver } from "../Links/UrlChecker.ts"
 import { InvalidInput } from "../Platform/Failure.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { offsetOf, type PageRequest } from "../Platform/Pagination.ts"
@@ -19,6 +19,9 @@ export const ACTIVE_WEBHOOKS_PER_DOMAIN = 10
 export const WEBHOOKS_PER_DOMAIN = 100
 /** How long the secret a rotation replaces still signs, beside the new one. */
 export const ROTATION_GRACE_SECONDS = 24 * 60 * 60
+
+/** Names are not looked up at registration: a host name is left to the dispatcher's check of each connection. */
+const unresolved: Resolver = () => Effect.succeed([])
 
 type UrlCheck = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly problem: 10802 | 10803 }
 
@@ -50,16 +53,16 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       })
 
     /**
-     * The URL as stored, or the code of what is wrong with it: not a full http(s) URL, or a host whose
-     * address the policy refuses (the dispatcher checks each connection again). A host that does not
-     * resolve now (within the 404 check's time) is accepted: DNS may come later, and deliveries are retried.
+     * The URL as stored, or the code of what is wrong with it: not a full http(s) URL, or a host that
+     * is an address the policy refuses (a literal, or `localhost`). A name is accepted whatever it
+     * resolves to, so that the answer tells nobody what a name resolves to inside our network; the
+     * dispatcher checks the addresses of each connection.
      */
     const checkUrl = (raw: string): Effect.Effect<UrlCheck> =>
       Effect.gen(function* () {
         const parsed = parseHttpUrl(raw, { assumeHttp: false })
         if (parsed === undefined) return { ok: false, problem: 10802 } as const
-        const refused = yield* checkedTarget(new URL(parsed), policy, systemResolver).pipe(
-          Effect.timeout(DEFAULT_TIMEOUT_MS),
+        const refused = yield* checkedTarget(new URL(parsed), policy, unresolved).pipe(
           Effect.as(false),
           Effect.catchAll((error) => Effect.succeed(error._tag === "AddressRefused"))
         )
