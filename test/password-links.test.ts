@@ -12,6 +12,7 @@ import { randomClient, redisReachable, testRedisUrl } from "./support/RateWindow
 import { clicksOf, newShortDomain, visit } from "./support/Redirects.ts"
 import { FACEBOOK, FIREFOX, postPassword, putSettings, storedPasswordHash } from "./support/SmartLinks.ts"
 import { TestServer } from "./support/TestServer.ts"
+import { describeUnless, withoutRedis } from "./support/SkipReasons.ts"
 
 const DESTINATION = "https://dest.example/the-secret-place"
 const PASSWORD = "open sesame 42"
@@ -237,7 +238,7 @@ const allowedOf = (attempts: PasswordAttemptLimitsService, linkId: number, netwo
     (answers) => answers.map((answer) => (answer._tag === "Allowed" ? "allowed" : answer.by))
   )
 
-describe.runIf(redisUp)("password guesses counted in Redis", () => {
+describeUnless(withoutRedis(redisUp, "the counts are shared through Redis"), "password guesses counted in Redis", () => {
   layer(TestServer({ TRUST_PROXY: "127.0.0.1", REDIS_URL: testRedisUrl }), { excludeTestServices: true })((it) => {
     it.effect("the service and another instance share a link's ceiling and its proven networks; the keys expire with the window", () =>
       Effect.gen(function* () {
