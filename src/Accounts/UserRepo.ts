@@ -68,17 +68,17 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
       execute: (email) => sql`${selectUser(sql)} WHERE lower(u.email) = lower(${email})`
     })
 
-    /** The owner, not disabled, of an access token that has not expired at `now` (Unix seconds), and when it expires. */
+    /** The owner, not disabled, of an access token that has not expired at `now` (Unix seconds), when it expires, and its seed. */
     const findByAccessToken = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Bytes, now: Schema.Int }),
-      Result: Schema.Struct({ user: UserRecord, expires: Schema.Int }),
+      Result: Schema.Struct({ user: UserRecord, expires: Schema.Int, seed: Bytes }),
       execute: ({ hash, now }) =>
         Effect.map(
-          sql<UserRecord & { expires: number }>`
-            ${selectUser(sql, sql`, floor(extract(epoch FROM t.expires))::int8 AS expires`)}
+          sql<UserRecord & { expires: number; seed: Uint8Array }>`
+            ${selectUser(sql, sql`, floor(extract(epoch FROM t.expires))::int8 AS expires, t.seed`)}
             JOIN access_tokens t ON t.user_id = u.id
             WHERE t.token_hash = ${hash} AND t.expires > to_timestamp(${now}) AND NOT u.disabled`,
-          (rows) => rows.map(({ expires, ...user }) => ({ user, expires }))
+          (rows) => rows.map(({ expires, seed, ...user }) => ({ user, expires, seed }))
         )
     })
 

@@ -2,7 +2,7 @@ import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { Authentication, type Bearer, bearerOf } from "./Authentication.ts"
 import { InvalidToken } from "./AuthErrors.ts"
 import { UserRepo } from "../Accounts/UserRepo.ts"
-import { accessTokenHash } from "./TokenStore.ts"
+import { accessTokenHash, madeWith, TokenSecret } from "./TokenStore.ts"
 import { announcedCache } from "../Sql/AnnouncedCache.ts"
 import { orDieOnInfrastructure } from "../Platform/Infrastructure.ts"
 import { noteRequestUser } from "../Platform/RequestUser.ts"
@@ -29,6 +29,7 @@ export const AuthenticationLive = Layer.scoped(
   Authentication,
   Effect.gen(function* () {
     const users = yield* UserRepo
+    const secret = yield* TokenSecret
     const cache = yield* announcedCache<Cached>({
       size: CACHED_TOKENS,
       seconds: CACHE_SECONDS,
@@ -45,8 +46,8 @@ export const AuthenticationLive = Layer.scoped(
           const read = Effect.flatMap(users.findByAccessToken({ hash, now }), (found) =>
             Option.match(found, {
               onNone: () => InvalidToken.of(),
-              onSome: ({ user, expires }): Effect.Effect<Cached> =>
-                Effect.succeed({ caller: bearerOf(user, hash), expires })
+              onSome: ({ user, expires, seed }): Effect.Effect<Cached, InvalidToken> =>
+                madeWith(secret.current(), seed, token) ? Effect.succeed({ caller: bearerOf(user, hash), expires }) : InvalidToken.of()
             })
           )
           const { caller } = yield* cache.through(hash.toString("hex"), read)

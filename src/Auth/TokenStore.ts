@@ -8,12 +8,19 @@ import { AppConfig } from "../Config.ts"
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60
 
 const sha256 = (value: string) => createHash("sha256").update(value).digest()
-const token = (secret: Buffer, seed: Buffer) => createHmac("sha256", secret).update(seed).digest("base64url")
+const token = (secret: Buffer, seed: Uint8Array) => createHmac("sha256", secret).update(seed).digest("base64url")
 const randomToken = () => randomBytes(32).toString("base64url")
 
 /** Hashes under which refresh and access tokens are stored and looked up. */
 export const refreshTokenHash = sha256
 export const accessTokenHash = sha256
+
+/**
+ * Whether `presented` is the token `secret` makes from its stored `seed`. Its row is found by hash
+ * alone; this refuses a token made with another secret (another instance's, or this one's before
+ * TOKEN_SECRET changed), so changing the secret ends every token made with the old one.
+ */
+export const madeWith = (secret: Buffer, seed: Uint8Array, presented: string) => timingSafeEqual(sha256(token(secret, seed)), sha256(presented))
 
 export const newRefreshToken = () => {
   const value = randomToken()
@@ -22,8 +29,8 @@ export const newRefreshToken = () => {
 
 /**
  * The key that turns a stored seed into its access token. From `TOKEN_SECRET`, or else generated once
- * into `DATA_DIR/token-secret`. Instances that share it hand out the same token on E2; a token works
- * on every instance whatever its secret, since it is looked up by hash.
+ * into `DATA_DIR/token-secret`. Instances that share it hand out the same token on E2 and accept each
+ * other's; a token made with another secret is refused (`madeWith`).
  */
 export class TokenSecret extends Effect.Service<TokenSecret>()("TokenSecret", {
   effect: Effect.gen(function* () {

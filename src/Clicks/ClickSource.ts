@@ -22,6 +22,37 @@ export const truncateUserAgent = (userAgent: string | undefined): string => {
   return userAgent.slice(0, end)
 }
 
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+const NOT_ASCII = /[^\x00-\x7f]/
+const NOT_BYTES = /[^\x00-\xff]/
+
+/**
+ * A request header's value as Node gives it (a character per byte, so UTF-8 `＝` comes as
+ * "ï¼\x9d") read as UTF-8 text: on the click writer's thread, not the redirect's, and after one
+ * scan for the ASCII values most headers are. Bytes that are not UTF-8 stay Latin-1, as before; a
+ * value at `limit` (the redirect thread cut it there by bytes) loses a character cut in half.
+ */
+export const headerText = (value: string | undefined, limit: number): string | undefined => {
+  if (value === undefined || !NOT_ASCII.test(value) || NOT_BYTES.test(value)) return value
+  let bytes = Buffer.from(value, "latin1")
+  if (value.length >= limit) bytes = bytes.subarray(0, wholeCharacters(bytes))
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    return value
+  }
+}
+
+/** The length of `bytes` without a UTF-8 sequence cut short at its end. */
+const wholeCharacters = (bytes: Uint8Array) => {
+  let start = bytes.length - 1
+  while (start >= 0 && bytes.length - start < 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start--
+  const lead = bytes[start] ?? 0
+  if (start < 0 || lead < 0xc0) return bytes.length
+  const needed = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2
+  return bytes.length - start < needed ? start : bytes.length
+}
+
 /** A memo of `compute` holding at most `limit` keys (all forgotten at once when full). */
 export const boundedMemo = <A>(limit: number, compute: (key: string) => A) => {
   const known = new Map<string, A>()

@@ -1,6 +1,6 @@
 import { Duration, Effect, Exit, Fiber, Option, Schedule, type Scope } from "effect"
 import { createHmac } from "node:crypto"
-import { boundedMemo, classifyUserAgent, MAX_REFERER, referrerHost, truncateUserAgent } from "./ClickSource.ts"
+import { boundedMemo, classifyUserAgent, headerText, MAX_REFERER, MAX_USER_AGENT, referrerHost, truncateUserAgent } from "./ClickSource.ts"
 import { ClickBatch } from "./ClickBatch.ts"
 import { clickId, type HandedClicks, type RawClick, unpack } from "./ClickHandover.ts"
 import { ClickRepo, type ClickRow, type LinkClicks } from "./ClickRepo.ts"
@@ -94,10 +94,14 @@ export const makeClickWriter = (
     let queue: Array<HandedClicks> = []
 
     // Parsing a user agent costs ~50 µs and the same few agents make most clicks; the same holds
-    // for referrers, and for client addresses within a few seconds (hash and place).
-    const deviceOf = boundedMemo(10_000, classifyUserAgent)
+    // for referrers, and for client addresses within a few seconds (hash and place). Both are
+    // keyed by the header as it came, so reading it as UTF-8 is done once per distinct value.
+    const agentOf = boundedMemo(10_000, (header) => {
+      const userAgent = truncateUserAgent(headerText(header, MAX_USER_AGENT))
+      return { userAgent, ...classifyUserAgent(userAgent) }
+    })
     // Keyed by the part referrerHost reads, so a long Referer cannot make an entry large.
-    const referrerOf = boundedMemo(10_000, referrerHost)
+    const referrerOf = boundedMemo(10_000, (header) => referrerHost(headerText(header, MAX_REFERER)))
     const clientOf = boundedMemo(50_000, (ip): { readonly hash: string; readonly place: GeoLocation } => ({
       hash: createHmac("sha256", ipKey).update(ip).digest("hex").slice(0, 32),
       place: geo.lookup(ip)
@@ -115,8 +119,7 @@ export const makeClickWriter = (
     }
 
     const enrich = (click: RawClick, nonce: string, i: number): ClickRow => {
-      const userAgent = truncateUserAgent(click.userAgent)
-      const { device, bot } = deviceOf(userAgent)
+      const { userAgent, device, bot } = agentOf(click.userAgent ?? "")
       const { hash, place } = clientOf(click.ip)
       const referer = click.referer
       return {

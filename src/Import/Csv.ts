@@ -20,11 +20,18 @@ const CR = 13
 const LF = 10
 
 /**
+ * The most characters one record may span, quotes and separators included. A link's longest record
+ * (our own export: URL, redirect URL with UTM, notes, tags) is about 15,000; a longer one is most
+ * likely a quote left open swallowing the file, and refusing it keeps the reader's memory bounded.
+ */
+export const MAX_RECORD_CHARS = 65_536
+
+/**
  * Records of RFC 4180 CSV read chunk by chunk from `chunks` (text, already decoded): fields quoted
  * or not, `""` inside quotes for a quote, line breaks inside quotes kept, CRLF, LF or a lone CR
  * ending a record. A leading byte-order mark is dropped and empty lines are skipped. A quote inside
- * an unquoted field, anything but a comma or a line break after a closing quote, or a quote never
- * closed is a `CsvSyntaxError` naming the line.
+ * an unquoted field, anything but a comma or a line break after a closing quote, a quote never
+ * closed, or a record over `MAX_RECORD_CHARS` is a `CsvSyntaxError` naming the line.
  */
 export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator<CsvRecord> {
   let fields: Array<string> = []
@@ -37,8 +44,17 @@ export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator
   let lastWasCr = false
   let first = true
   const records: Array<CsvRecord> = []
+  /** Characters of the chunks before this one, and where the record being read starts, counted the same way. */
+  let base = 0
+  let recordStart = 0
 
   const insideQuotes = () => state === "quoted" && !pendingQuote
+  // Checked whenever the record grows, so a field is never held past the limit (plus one chunk).
+  const bounded = (at: number) => {
+    if (base + at - recordStart > MAX_RECORD_CHARS) {
+      throw new CsvSyntaxError(recordLine, `a record longer than ${MAX_RECORD_CHARS.toLocaleString("en-US")} characters (a link needs far fewer: is a quote left open?)`)
+    }
+  }
   const endRecord = () => {
     fields.push(field)
     if (!(fields.length === 1 && fields[0] === "" && state === "start")) records.push({ line: recordLine, fields })
@@ -52,7 +68,9 @@ export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       first = false
     }
-    let plainFrom = -1
+    // Where the field's text not yet in `field` starts in this chunk (-1: none): added as one slice,
+    // since a string grown a character at a time costs ~36 bytes a character.
+    let from = state === "plain" || insideQuotes() ? 0 : -1
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i)
       if (state === "quoted") {
@@ -60,11 +78,14 @@ export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator
           pendingQuote = false
           if (c === QUOTE) {
             field += '"'
+            from = i + 1
+            bounded(i)
             continue
           }
           state = "closed"
         } else {
           if (c === QUOTE) {
+            field += text.slice(from, i)
             pendingQuote = true
             lastWasCr = false
             continue
@@ -76,7 +97,6 @@ export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator
             line++
             lastWasCr = true
           } else lastWasCr = false
-          field += text[i]
           continue
         }
       }
@@ -88,34 +108,38 @@ export async function* csvRecords(chunks: AsyncIterable<string>): AsyncGenerator
       if (state === "plain") {
         if (c !== COMMA && c !== LF && c !== CR) {
           if (c === QUOTE) throw new CsvSyntaxError(line, "a quote inside an unquoted field (quote the whole field and double the quote)")
-          if (plainFrom < 0) plainFrom = i
           continue
         }
-        if (plainFrom >= 0) field += text.slice(plainFrom, i)
-        plainFrom = -1
+        field += text.slice(from, i)
       }
       if (c === COMMA) {
+        bounded(i)
         fields.push(field)
         field = ""
         state = "start"
       } else if (c === LF || c === CR) {
+        bounded(i)
         endRecord()
         line++
         recordLine = line
+        recordStart = base + i + 1
       } else if (state === "closed") {
         throw new CsvSyntaxError(line, "text after the closing quote of a field (a comma or the end of the line was expected)")
       } else if (c === QUOTE) {
         state = "quoted"
+        from = i + 1
       } else {
         state = "plain"
-        plainFrom = i
+        from = i
       }
       if (records.length > 0) {
         yield* records
         records.length = 0
       }
     }
-    if (state === "plain" && plainFrom >= 0) field += text.slice(plainFrom)
+    if (state === "plain" || insideQuotes()) field += text.slice(from)
+    bounded(text.length)
+    base += text.length
   }
   if (insideQuotes()) throw new CsvSyntaxError(recordLine, "a quoted field is never closed")
   if (state !== "start" || field !== "" || fields.length > 0) endRecord()

@@ -4,6 +4,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { AppConfig } from "../Config.ts"
+import { redactedTarget } from "../Platform/RequestUrl.ts"
 import { type AddressPolicy, anyAddress, publicAddressesOnly } from "./AddressPolicy.ts"
 
 /**
@@ -275,7 +276,7 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
             onTimeout: () => new UrlUnreachable({ url: raw, reason: `no answer within ${timeoutMs} ms` })
           }),
           Effect.catchAll((error) =>
-            Effect.logDebug("preview tags not fetched", error._tag).pipe(Effect.annotateLogs("url", error.url), Effect.as(undefined))
+            Effect.logDebug("preview tags not fetched", error._tag).pipe(Effect.annotateLogs("url", redactedTarget(error.url)), Effect.as(undefined))
           ),
           Effect.withSpan("preview_fetch", { attributes: { "url.full": url.href } })
         )
@@ -292,12 +293,12 @@ const make = (options: UrlCheckerOptions): UrlCheckerService => {
           Effect.catchTags({
             UrlUnreachable: (error) =>
               Effect.logDebug("URL check inconclusive", error.reason).pipe(
-                Effect.annotateLogs("url", error.url),
+                Effect.annotateLogs("url", redactedTarget(error.url)),
                 Effect.as<UrlCheckResult>("ok")
               ),
             AddressRefused: (error) =>
               Effect.logInfo("URL check refused an address", error.address).pipe(
-                Effect.annotateLogs("url", error.url),
+                Effect.annotateLogs("url", redactedTarget(error.url)),
                 Effect.as<UrlCheckResult>("forbidden")
               )
           }),

@@ -45,7 +45,8 @@ export const redirectLine = (request: IncomingMessage, response: ServerResponse,
       "http.status": response.statusCode,
       "http.duration_ms": milliseconds(seconds),
       "client.address": proxies.clientIp(request.socket.remoteAddress, request.headers["x-forwarded-for"]),
-      ...(typeof location === "string" ? { "http.location": location } : {})
+      // The visitor's query is passed on to the target, credentials a visitor put there included.
+      ...(typeof location === "string" ? { "http.location": redactedTarget(location) } : {})
     })
   )
 }

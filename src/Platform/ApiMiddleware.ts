@@ -166,11 +166,18 @@ export const ApiMiddlewareLive = HttpApiBuilder.middleware(
         const started = performance.now()
         const url = new URL(request.url, "http://x")
         const path = url.pathname
-        // The server span took the URL as it came: tokens and passwords in a query stay out of traces.
-        if (traced && url.search !== "") {
-          const query = redactedTarget(url.search).slice(1)
-          const full = Option.getOrUndefined(HttpServerRequest.toURL(request))
-          yield* Effect.annotateCurrentSpan(full === undefined ? { "url.query": query } : { "url.full": `${full.origin}${full.pathname}?${query}`, "url.query": query })
+        // The server span took the URL as it came: credentials in a query or a path stay out of traces.
+        if (traced) {
+          const shown = redactedTarget(request.url)
+          if (shown !== request.url) {
+            const mark = shown.indexOf("?")
+            const full = Option.getOrUndefined(HttpServerRequest.toURL(request))
+            yield* Effect.annotateCurrentSpan({
+              "url.path": mark === -1 ? shown : shown.slice(0, mark),
+              ...(mark === -1 ? {} : { "url.query": shown.slice(mark + 1) }),
+              ...(full === undefined ? {} : { "url.full": `${full.origin}${shown}` })
+            })
+          }
         }
         const client = config.trustProxy.clientIp(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
         const network = clientNetwork(client)

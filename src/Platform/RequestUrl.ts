@@ -33,7 +33,12 @@ export const pageLinks = (request: HttpServerRequest.HttpServerRequest, page: nu
   }
 }
 
-const CREDENTIAL_PARAMETERS = new Set(["access_token", "token", "password", "refresh_token"])
+/**
+ * Query or form parameters whose values logs never show: any whose name (percent-decoded, any case,
+ * `[]` or a prefix around it) holds one of these words, so `password[]`, `api_key`, `client_secret`
+ * and names we never heard of are caught as well as our own `access_token`.
+ */
+const CREDENTIAL_NAME = /password|passwd|secret|token|key|auth|signature/i
 
 const isCredential = (rawName: string) => {
   let name = rawName
@@ -42,22 +47,38 @@ const isCredential = (rawName: string) => {
   } catch {
     // Not valid percent-encoding: compared as it is.
   }
-  return CREDENTIAL_PARAMETERS.has(name.toLowerCase())
+  return CREDENTIAL_NAME.test(name)
 }
 
 /**
- * A request target as logs may show it: the values of `access_token`, `token`, `password` and
- * `refresh_token` (any case, percent-encoded or not) replaced by `REDACTED`, the rest byte for byte.
+ * No route takes a secret in its path (ids are numbers, aliases at most 40 characters), so a longer
+ * segment is a token sent where it does not belong (43 characters for ours): logs never show it.
+ */
+const MAX_SHOWN_SEGMENT = 40
+
+const redactedPath = (path: string) =>
+  path.length <= MAX_SHOWN_SEGMENT
+    ? path
+    : path
+        .split("/")
+        .map((segment) => (segment.length > MAX_SHOWN_SEGMENT ? "REDACTED" : segment))
+        .join("/")
+
+/**
+ * A request target (`/path?query`) or URL as logs may show it: the value of every parameter whose
+ * name holds password, passwd, secret, token, key, auth or signature (any case, percent-encoded or
+ * not, pairs split on `&` or `;`) replaced by `REDACTED`, and in a request target (not an absolute
+ * URL, whose path is a link's own target) each path segment longer than 40 characters; the rest
+ * byte for byte.
  */
 export const redactedTarget = (target: string): string => {
   const mark = target.indexOf("?")
-  if (mark === -1) return target
-  const pairs = target
-    .slice(mark + 1)
-    .split("&")
-    .map((pair) => {
-      const equals = pair.indexOf("=")
-      return equals !== -1 && isCredential(pair.slice(0, equals)) ? `${pair.slice(0, equals)}=REDACTED` : pair
-    })
-  return `${target.slice(0, mark + 1)}${pairs.join("&")}`
+  const path = mark === -1 ? target : target.slice(0, mark)
+  const shownPath = path.startsWith("/") ? redactedPath(path) : path
+  if (mark === -1) return shownPath
+  const query = target.slice(mark + 1).replace(/[^&;]+/g, (pair) => {
+    const equals = pair.indexOf("=")
+    return equals !== -1 && isCredential(pair.slice(0, equals)) ? `${pair.slice(0, equals)}=REDACTED` : pair
+  })
+  return `${shownPath}?${query}`
 }
