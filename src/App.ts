@@ -151,7 +151,8 @@ export const httpLayer = (listen?: { readonly port: number; readonly host: strin
   Layer.unwrapEffect(
     Effect.map(AppConfig, (config) =>
       HttpApiBuilder.serve().pipe(
-        // Without a span exporter, a span per request would be pure cost (DECISIONS.md).
+        // Without a span exporter, a span per request would be pure cost
+        // (docs/decisions/0008-process-and-operations.md).
         HttpMiddleware.withTracerDisabledWhen(untracedRequest(config)),
         HttpMiddleware.withSpanNameGenerator(serverSpanName())
       )

@@ -196,7 +196,7 @@ describe("API fuzzing: every endpoint of v4 and v3 under hostile input", () => {
               const reached = ENDPOINTS.find((e) => e.method === method && e.path === routeOf(method, v4Path)) ?? endpoint
               const answer = yield* exchange(reached, request)
               const context = `${describeRequest(request)} -> ${answer.status} ${answer.text.slice(0, 300)}`
-              // A method no endpoint of this path has is an unknown route (DECISIONS "Errors").
+              // A method no endpoint of this path has is an unknown route (docs/decisions/0002-errors.md).
               const routed = [method, ...(method === "HEAD" ? ["GET"] : [])].some((m) => routeOf(m, v4Path) !== "unmatched")
               if (!routed) {
                 expect([answer.status, method === "HEAD" ? [10151] : codesOf(answer)], context).toEqual([404, [10151]])

@@ -151,7 +151,8 @@ describe("errors as data (E31, failure bodies)", () => {
                 { target: query.length === 0 ? path : `${path}?${query.join("&")}`, options: {} }
               ]
               if (method !== "get") {
-                // E1 and E2 repeat the e-mail they refuse (DECISIONS, Errors): no string e-mail is sent to them.
+                // E1 and E2 repeat the e-mail they refuse (docs/decisions/0002-errors.md): no string
+                // e-mail is sent to them.
                 const login = /\/(validate_login|access_token)$/.test(template)
                 const fields = fieldsOf(at(operation, "requestBody", "content", "application/json", "schema"))
                 const bodies = [

@@ -1,6 +1,6 @@
 /**
  * `cli import` as an operator runs it: the bundled CLI in a child process over a fresh database,
- * fed files written as each source's export looks (README "Admin CLI", docs/DECISIONS.md "Import").
+ * fed files written as each source's export looks (README "Admin CLI", docs/decisions/0017-import.md).
  */
 import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"

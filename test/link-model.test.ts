@@ -499,7 +499,8 @@ class Search implements Command {
       call("GET", `/api/v4/${d.id}/links?keyword=${encodeURIComponent(keyword)}${users}`, { token: real.users[this.actor].token })
     )
     if (this.all && this.actor === "member") {
-      // A member who administers no domain may not ask for every user's links (DECISIONS, E6).
+      // A member who administers no domain may not ask for every user's links
+      // (docs/decisions/0011-links.md, E6).
       expect([reply.status, codes(reply)], `${this} -> ${describeReply(reply)}`).toEqual([403, [10003]])
       return
     }

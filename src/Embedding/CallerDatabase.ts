@@ -23,7 +23,7 @@ const defined = <K extends string, V>(key: K, value: V | undefined): { [P in K]?
 /**
  * The database a caller's `PgClient` reaches (its address and credentials, TLS settings as plain
  * data), with the service's own connection settings: what the service's pool and its click writer
- * thread open (docs/DECISIONS.md, Embedding).
+ * thread open (docs/decisions/0016-embedding.md).
  */
 export const connectionOf = (config: PgClient.PgClientConfig): Connection => ({
   ...defined("connectionString", config.url === undefined ? undefined : Redacted.value(config.url)),

@@ -1,5 +1,5 @@
 /**
- * Every error code the service can return: those of the real API and ours (docs/DECISIONS.md, Errors).
+ * Every error code the service can return: those of the real API and ours (docs/decisions/0002-errors.md).
  * E31 serves this table and every failure is built from it.
  */
 export interface ErrorEntry {

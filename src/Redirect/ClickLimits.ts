@@ -42,8 +42,8 @@ const ENSURE_ROWS = {
  * over a small table, lookups through its key over a large one (`= ANY ($1)` in a filter would
  * compare every row with every link). `f` is kept in link order, which a plan of lookups walks, so
  * instances lock rows in one order.
- * The commit does not wait for the write-ahead log to reach the disk (docs/DECISIONS.md, exact click
- * limits).
+ * The commit does not wait for the write-ahead log to reach the disk
+ * (docs/decisions/0021-smart-links-visitor-side.md, "Exact click limits").
  */
 const TAKE_MANY = {
   text: `WITH w AS (

@@ -111,7 +111,7 @@ const turnOf = (used: number, max: number): Turn => (used === max ? "last" : "al
  * is under way wait for the next, which counts them together (a lone visit goes at once, after the
  * visits of the same turn of the event loop). With `leasing`, each round trip also asks for a block
  * of slots of each link it counts, sized to the link's recent rate; the link's row lends it while
- * the room left is large (docs/DECISIONS.md, exact click limits), and the link's next visits are
+ * the room left is large (docs/decisions/0021-smart-links-visitor-side.md), and the link's next visits are
  * answered from it without a round trip. A lease is topped up when half spent, renewed halfway
  * through its life, cut to a reserve after `idleMs` without visits (`sweep`), and given back by
  * `stop`; a round trip that carries leases alone, no visit, waits `LINGER_MS` for others to join it.

@@ -95,7 +95,8 @@ export const frameworkKeys = (value: unknown, depth = 0): ReadonlyArray<string> 
 export const STATUS_OVERRIDES: ReadonlyArray<{ readonly endpoint: string; readonly code: number; readonly status: number }> = [
   // A non-numeric domain on E4 is 400 + 10101.
   { endpoint: "links.create", code: 10101, status: 400 },
-  // DECISIONS: an id of a domain outside the caller's account on T1, T2, E15 is 404 with their own code.
+  // docs/decisions/0011-links.md: an id of a domain outside the caller's account on T1, T2, E15 is 404
+  // with their own code.
   { endpoint: "tags.listTags", code: 10301, status: 404 },
   { endpoint: "tags.createTag", code: 10301, status: 404 },
   { endpoint: "tags.listUtmTemplates", code: 10201, status: 404 },
