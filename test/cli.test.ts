@@ -817,14 +817,20 @@ describe("admin CLI", { timeout: 120_000 }, () => {
   it.effect("--version and per-command --help", () =>
     Effect.gen(function* () {
       const manifest = parse(readFileSync(join(ROOT, "package.json"), "utf8"))
-      const [version, asJson, help] = yield* Effect.all([cli(["--version"]), cli(["user", "list", "--version", "--json"]), cli(["user", "password", "--help"])], {
-        concurrency: "unbounded"
-      })
+      const [version, asJson, help, group] = yield* Effect.all(
+        [cli(["--version"]), cli(["user", "list", "--version", "--json"]), cli(["user", "password", "--help"]), cli(["user", "--help"])],
+        { concurrency: "unbounded" }
+      )
       expect(version).toEqual({ code: 0, stdout: `${stringAt(manifest, "version")}\n`, stderr: "" })
       expect(parse(asJson.stdout)).toEqual({ version: stringAt(manifest, "version") })
       expect(help.code).toBe(0)
       expect(help.stdout).toMatch(/^Usage: npm run cli -- user password --email E \[--password P \| --password-stdin\] \[--json\]\n/)
       expect(help.stdout).not.toContain("account create")
+      // A group's first word: its own commands only.
+      expect(group.code).toBe(0)
+      expect(group.stdout).toMatch(/^Usage: npm run cli -- user <command> \[options\] \[--json\]\n\nCommands:\n  user create /)
+      expect(group.stdout).toContain("  user password --email E")
+      expect(group.stdout).not.toContain("account create")
     })
   )
 

@@ -371,10 +371,12 @@ describe("admin CLI group commands", () => {
             expect.objectContaining({ id: all!.id, name: "All", is_global: "1", users: [f.memberA] })
           ]
         })
-        expect(listed.text).toBe(
-          `groups of domain ${f.domainA}: ${groupId} "News" (owner user ${f.adminA}, users ${f.adminA}, ${f.memberA}); ` +
-            `${all!.id} "All" (owner user ${f.memberA}, global)`
-        )
+        // A table, as the other lists print without --json.
+        expect(listed.text.split("\n").map((line) => line.split(/ {2,}/))).toEqual([
+          ["id", "name", "owner", "seen_by"],
+          [String(groupId), "News", String(f.adminA), `users ${f.adminA}, ${f.memberA}`],
+          [String(all!.id), "All", String(f.memberA), "global"]
+        ])
         const rows = yield* withDatabase(
           Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ group_id: number; link_id: number }>`SELECT group_id, link_id FROM link_group_links`)
         )

@@ -18,6 +18,7 @@ import { migrate } from "../Sql/Migrator.ts"
 import { CommandDatabaseLive as database } from "./CommandDatabase.ts"
 import type { Command, InventoryCommand } from "./Command.ts"
 import { fieldsOf, type Outcome } from "./Outcome.ts"
+import { table } from "./Table.ts"
 import { readPassword } from "./PasswordInput.ts"
 import { Importer } from "../Import/Importer.ts"
 import { importOutcome, importReporter } from "./ImportOutput.ts"
@@ -111,10 +112,12 @@ const groupJson = (group: Group) => ({
   modified: group.modified
 })
 
-const groupLine = (group: Group) => {
-  const seenBy = group.is_global === "1" ? "global" : group.users.length === 0 ? "private" : `users ${group.users.join(", ")}`
-  return `${group.id} "${group.name}" (owner user ${group.user_id}, ${seenBy})`
-}
+const seenBy = (group: Group) => (group.is_global === "1" ? "global" : group.users.length === 0 ? "private" : `users ${group.users.join(", ")}`)
+
+const groupLine = (group: Group) => `${group.id} "${group.name}" (owner user ${group.user_id}, ${seenBy(group)})`
+
+/** A group as a row of `group list`'s table. */
+const groupRow = (group: Group) => ({ id: group.id, name: group.name, owner: group.user_id, seen_by: seenBy(group) })
 
 /** A command that changes data through the API's services (or imports, exports, migrates); loaded only for one. */
 export type ServiceCommand = Exclude<Command, { readonly _tag: "Help" | "Version" | InventoryCommand["_tag"] }>
@@ -277,7 +280,7 @@ export const serviceCommand = (command: ServiceCommand) =>
         Effect.map(
           (found): Outcome => ({
             json: { objects: found.map(groupJson) },
-            text: found.length === 0 ? `domain ${domainId} has no groups` : `groups of domain ${domainId}: ${found.map(groupLine).join("; ")}`
+            text: found.length === 0 ? `domain ${domainId} has no groups` : table(found.map(groupRow), ["id", "name", "owner", "seen_by"])
           })
         )
       )

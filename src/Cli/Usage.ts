@@ -126,17 +126,21 @@ const COMMON = `Options of every command:
 The database is PostgreSQL at DATABASE_URL when it is set, otherwise the embedded one in DATA_DIR
 (./data): through the running server's socket while it runs, else opened by the command itself.`
 
+const listed = (helps: ReadonlyArray<Help>) => helps.map((help) => `  ${help.synopsis}\n${indent(help.description)}`).join("\n")
+
 export const USAGE = `Usage: npm run cli -- <command> [options] [--json]
 
 Commands:
-${Object.values(HELP)
-  .map((help) => `  ${help.synopsis}\n${indent(help.description)}`)
-  .join("\n")}
+${listed(Object.values(HELP))}
 
 ${COMMON}`
 
-/** The help of one command. */
+/** The help of one command; of a group's commands for its first word (`user --help`); else the whole usage. */
 export const commandUsage = (command: string) => {
   const help = HELP[command]
-  return help === undefined ? USAGE : `Usage: npm run cli -- ${help.synopsis} [--json]\n\n${help.description}\n\n${COMMON}`
+  if (help !== undefined) return `Usage: npm run cli -- ${help.synopsis} [--json]\n\n${help.description}\n\n${COMMON}`
+  const group = Object.entries(HELP).filter(([name]) => name.startsWith(`${command} `))
+  return group.length === 0
+    ? USAGE
+    : `Usage: npm run cli -- ${command} <command> [options] [--json]\n\nCommands:\n${listed(group.map(([, of]) => of))}\n\n${COMMON}`
 }
