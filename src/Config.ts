@@ -137,7 +137,7 @@ const resourceAttributes = Config.string("OTEL_RESOURCE_ATTRIBUTES").pipe(
   })
 )
 
-/** Every environment variable the service reads, typed, with its default (see docs/CONFIGURATION.md). */
+/** Every environment variable the service reads, typed, with its default (see README "Configuration"). */
 export const appConfig = Config.all({
   port: integerIn("PORT", 8080, 0, 65535, "must be a port number from 0 to 65535"),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -161,8 +161,6 @@ export const appConfig = Config.all({
   analyticsTimeoutSeconds: integerIn("ANALYTICS_TIMEOUT_SECONDS", 10, 1, 600, "must be from 1 to 600"),
   /** Analytics reports one account may have running at once; one more is refused with 503 10901. */
   analyticsConcurrencyPerAccount: integerIn("ANALYTICS_CONCURRENCY_PER_ACCOUNT", 2, 1, 100, "must be from 1 to 100"),
-  /** CSV exports one account may have streaming at once; one more is refused with 503 10901. */
-  exportConcurrencyPerAccount: integerIn("EXPORT_CONCURRENCY_PER_ACCOUNT", 2, 1, 100, "must be from 1 to 100"),
   /** What a domain created without `url_404` / `homepage` gets. */
   defaultUrl404: optionalUrl("DEFAULT_URL_404"),
   defaultHomepage: optionalUrl("DEFAULT_HOMEPAGE"),

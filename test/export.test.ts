@@ -220,8 +220,6 @@ describe("the OpenAPI documents list the exports under their own tag, with the c
       expect(documentedCodes(document, clicks, "get", "400")).toEqual([10830, 10831, 10832, 10833, 10834, 10835])
       expect(documentedCodes(document, clicks, "get", "403")).toEqual([10003, 10504])
       expect(documentedCodes(document, clicks, "get", "404")).toEqual([10101, 10150])
-      // An account's exports beyond EXPORT_CONCURRENCY_PER_ACCOUNT (test/export-limits.test.ts).
-      for (const path of [links, clicks]) expect(documentedCodes(document, path, "get", "503"), path).toContain(10901)
       const parameters = at(paths, clicks, "get", "parameters") as ReadonlyArray<unknown>
       expect(parameters.map((parameter) => [at(parameter, "name"), at(parameter, "in"), at(parameter, "schema", "type")])).toEqual([
         ["domain_id", "path", "integer"],

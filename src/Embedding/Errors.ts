@@ -16,7 +16,7 @@ export {
 } from "../Analytics/AnalyticsErrors.ts"
 export { InvalidCredentials, InvalidToken, LoginsBusy, UnknownUser, WeakPassword } from "../Auth/AuthErrors.ts"
 export { DomainExists, DomainNotFound, UpdateOperationUnsupported, UpdatePathUnsupported, UpdateValueInvalid } from "../Domains/DomainErrors.ts"
-export { ExportForbidden, ExportsBusy, ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "../Export/ExportErrors.ts"
+export { ExportForbidden, ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "../Export/ExportErrors.ts"
 export { GroupNotFound } from "../Groups/GroupErrors.ts"
 export { AliasTaken, AliasTakenOnUpdate, LinkNotFound, NoFreeAlias, NotDomainAdmin, QuotaReached, UtmTemplateNotFound } from "../Links/LinkErrors.ts"
 export { TagDomainNotFound, TagNameExists, UtmTemplateDomainNotFound } from "../Tags/TagErrors.ts"

@@ -1,7 +1,7 @@
 import { Effect, Option, Stream } from "effect"
 
 /** Rows a chunked export holds at once: one chunk read from the database, and its text. */
-export const CHUNK_ROWS = 1000
+export const CHUNK_ROWS = 5000
 
 /**
  * Every row of an ordered read, in chunks of at most `size` rows: each chunk is the rows after the

@@ -10,7 +10,7 @@ import { DomainNotFound } from "../Domains/DomainErrors.ts"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
 import { coded, documentedInteger, PathId } from "../Platform/Coded.ts"
 import { answers, answersInvalidInput } from "../Platform/Failure.ts"
-import { ExportForbidden, ExportsBusy, ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "./ExportErrors.ts"
+import { ExportForbidden, ExportWindowMissing, ExportWindowReversed, ExportWindowTooLong } from "./ExportErrors.ts"
 
 const domainId = HttpApiSchema.param("domain_id", PathId(10101))
 
@@ -41,7 +41,7 @@ const SPREADSHEET_NOTE =
 /**
  * Extension (not in the specification): a domain's links, or its raw clicks over a window, as CSV,
  * streamed in chunks so that any size costs the service the same memory. For account admins and
- * admins of the domain; EXPORT_CONCURRENCY_PER_ACCOUNT at once per account (10901 beyond).
+ * admins of the domain.
  */
 export class ExportApi extends HttpApiGroup.make("export")
   .annotate(OpenApi.Title, "Export (extension)")
@@ -51,7 +51,6 @@ export class ExportApi extends HttpApiGroup.make("export")
       .addSuccess(Csv(`The domain's links that are not deleted, by id. Columns: ${LINK_COLUMNS_TEXT}. ${SPREADSHEET_NOTE}`))
       .addError(answers(DomainNotFound))
       .addError(answers(ExportForbidden))
-      .addError(answers(ExportsBusy))
       .annotate(OpenApi.Summary, "Export a domain's links as CSV (extension)")
       .annotate(OpenApi.Description, "Extension: every link of the domain that is not deleted (archived ones too), as a CSV attachment")
   )
@@ -67,7 +66,6 @@ export class ExportApi extends HttpApiGroup.make("export")
       .addError(answers(ExportWindowReversed))
       .addError(answers(ExportWindowTooLong))
       .addError(answersInvalidInput(10830, 10831, 10835))
-      .addError(answers(ExportsBusy))
       .annotate(OpenApi.Summary, "Export a domain's raw clicks as CSV (extension)")
       .annotate(
         OpenApi.Description,

@@ -1,6 +1,5 @@
 import { Effect, type Option, Stream } from "effect"
 import { LinkNotFound } from "../Links/LinkErrors.ts"
-import { DatabasePool } from "../Sql/Database.ts"
 import { CHUNK_ROWS, chunked } from "./ChunkedReader.ts"
 import { type Cell, csvRecord } from "./Csv.ts"
 import { exportWindow } from "./ExportWindow.ts"
@@ -54,22 +53,13 @@ export interface ClicksRequest {
   readonly link_id?: number | undefined
 }
 
-/** Chunk reads of all exports of a process at once: a quarter of the pool, one on the embedded database's. */
-const exportReadLanes = (poolSize: number) => Math.max(1, Math.floor(poolSize / 4))
-
 /**
  * The exports as CSV files (RFC 4180, UTF-8, CRLF; `Csv.ts`), streamed chunk by chunk from the
- * database: the same files for the API and the admin CLI, which decide who may ask. Each export reads
- * one chunk at a time (one pooled connection, one statement), and all exports of the process share
- * `exportReadLanes` of the pool: however many stream, the rest of the pool and the event loop stay
- * with redirects and the API, and a query of theirs waits behind at most that many chunk reads.
+ * database: the same files for the API and the admin CLI, which decide who may ask.
  */
 export class ExportCsv extends Effect.Service<ExportCsv>()("ExportCsv", {
   effect: Effect.gen(function* () {
     const repo = yield* ExportRepo
-    const { pool } = yield* DatabasePool
-    const lanes = yield* Effect.makeSemaphore(exportReadLanes(pool.options.max ?? 10))
-    const laned = lanes.withPermits(1)
 
     /** The domain's links that are not deleted (archived ones too), by id. */
     const links = (domainId: number) =>
@@ -77,7 +67,7 @@ export class ExportCsv extends Effect.Service<ExportCsv>()("ExportCsv", {
         `links-domain-${domainId}.csv`,
         LINK_COLUMNS,
         linkCells,
-        chunked(CHUNK_ROWS, (after: Option.Option<number>, size) => laned(repo.links(domainId, after, size)), (row) => row.id)
+        chunked(CHUNK_ROWS, (after: Option.Option<number>, size) => repo.links(domainId, after, size), (row) => row.id)
       )
 
     /**
@@ -96,7 +86,7 @@ export class ExportCsv extends Effect.Service<ExportCsv>()("ExportCsv", {
           clickCells,
           chunked(
             CHUNK_ROWS,
-            (after: Option.Option<ClickKey>, size) => laned(repo.clicks(scope, after, size)),
+            (after: Option.Option<ClickKey>, size) => repo.clicks(scope, after, size),
             (row): ClickKey => ({ at: row.at_key, id: row.engagement_id })
           )
         )

@@ -11,6 +11,3 @@ export class ExportWindowTooLong extends Failure("ExportWindowTooLong", 10834) {
 
 /** Exports are for account admins and admins of the domain; another user of the account gets this. */
 export class ExportForbidden extends Failure("ExportForbidden", 10003) {}
-
-/** The account already has EXPORT_CONCURRENCY_PER_ACCOUNT exports streaming: refused at once rather than queued. */
-export class ExportsBusy extends Failure("ExportsBusy", 10901) {}

@@ -1,4 +1,4 @@
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 
 /**
  * At most `limit` effects at once per key, counted in this process. One more is refused at once
@@ -23,10 +23,6 @@ export const keyedGate = <K>(limit: number) => {
   return {
     run: <A, E, R, E2>(key: K, refused: () => E2, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
       Effect.acquireUseRelease(enter(key, refused), () => effect, () => leave(key)),
-    /** A place for `key` until the scope closes: for work that outlives one effect (a streamed answer). */
-    hold: <E>(key: K, refused: () => E): Effect.Effect<void, E, Scope.Scope> => Effect.acquireRelease(enter(key, refused), () => leave(key)),
-    /** How many places `key` holds now. */
-    count: (key: K) => running.get(key) ?? 0,
     /** How many keys have something running. */
     keys: () => running.size
   }

@@ -37,8 +37,6 @@ export interface DueDelivery {
   readonly previous_secret: Uint8Array | null
   /** Attempts made before this one. */
   readonly attempts: number
-  /** The account of the webhook's domain: deliveries are taken account by account. */
-  readonly account_id: number
 }
 
 export interface NewDelivery {
@@ -59,15 +57,14 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("DeliveryRepo",
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** What there is to do, in one statement: an idle poll costs no more (one probe per active webhook). */
+    /** What there is to do, in one statement: an idle poll costs no more. */
     const work = (clickIntervalSeconds: number) =>
       Effect.map(
         sql<{ events: boolean; clicks: boolean; due: boolean }>`
           SELECT EXISTS (SELECT 1 FROM webhook_link_events) AS events,
                  EXISTS (SELECT 1 FROM webhooks w WHERE w.active AND w.clicks_batched <= now() - make_interval(secs => ${clickIntervalSeconds})
                            AND EXISTS (SELECT 1 FROM webhook_clicks c WHERE c.webhook_id = w.id)) AS clicks,
-                 EXISTS (SELECT 1 FROM webhooks w WHERE w.active
-                           AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt <= now())) AS due`,
+                 EXISTS (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND next_attempt <= now()) AS due`,
         ([row]) => row ?? { events: false, clicks: false, due: false }
       )
 
@@ -110,39 +107,19 @@ export class DeliveryRepo extends Effect.Service<DeliveryRepo>()("DeliveryRepo",
 
     /**
      * Up to `limit` due deliveries of active webhooks, leased to this instance for `leaseSeconds`:
-     * another takes one only once its lease has run out (this instance died with it). Accounts take
-     * turns: each account's oldest due delivery first, then each one's second, and so on, and an
-     * account gets at most `perAccount` less what `sending` says it has in flight here, so that one
-     * account's backlog or hanging receivers never keep another's deliveries waiting. Each active
-     * webhook's due deliveries are read from `webhook_deliveries_due` (sql/0025), at most
-     * `perAccount` of them.
+     * another takes one only once its lease has run out (this instance died with it).
      */
-    const claimDue = (limit: number, perAccount: number, sending: ReadonlyMap<number, number>, leaseSeconds: number) =>
+    const claimDue = (limit: number, leaseSeconds: number) =>
       sql<DueDelivery>`
-        WITH busy AS (
-          SELECT * FROM unnest(${[...sending.keys()]}::int8[], ${[...sending.values()]}::int4[]) AS b(account_id, sending)
-        ), hooks AS (
-          SELECT w.id, dm.account_id, ${perAccount} - coalesce(b.sending, 0) AS room
-          FROM webhooks w JOIN domains dm ON dm.id = w.domain_id LEFT JOIN busy b ON b.account_id = dm.account_id
-          WHERE w.active
-        ), turns AS (
-          SELECT due.id, due.next_attempt, h.room, row_number() OVER (PARTITION BY h.account_id ORDER BY due.next_attempt, due.id) AS turn
-          FROM hooks h CROSS JOIN LATERAL (
-            SELECT d.id, d.next_attempt FROM webhook_deliveries d
-            WHERE d.webhook_id = h.id AND d.state = 'pending' AND d.next_attempt <= now() AND (d.leased_until IS NULL OR d.leased_until < now())
-            ORDER BY d.next_attempt LIMIT ${perAccount}) due
-          WHERE h.room > 0
-        )
         UPDATE webhook_deliveries d SET leased_until = now() + make_interval(secs => ${leaseSeconds})
-        FROM webhooks w JOIN domains dm ON dm.id = w.domain_id
+        FROM webhooks w
         WHERE w.id = d.webhook_id AND d.id IN (
-          SELECT t.id FROM webhook_deliveries t
-          WHERE t.id IN (SELECT id FROM turns WHERE turn <= room ORDER BY turn, next_attempt, id LIMIT ${limit})
-            AND t.state = 'pending' AND t.next_attempt <= now() AND (t.leased_until IS NULL OR t.leased_until < now())
-          FOR UPDATE SKIP LOCKED)
+          SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          WHERE d.state = 'pending' AND d.next_attempt <= now() AND (d.leased_until IS NULL OR d.leased_until < now()) AND w.active
+          ORDER BY d.next_attempt LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
         RETURNING d.id, d.event, d.body, w.url, w.secret,
                   CASE WHEN w.previous_until > now() THEN w.previous_secret END AS previous_secret,
-                  (SELECT count(*)::int4 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts, dm.account_id`
+                  (SELECT count(*)::int4 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts`
 
     /**
      * The attempt logged, and the delivery delivered, due again after `retryInSeconds`, or given up

@@ -9,14 +9,8 @@ import { type DueDelivery, type NewDelivery, DeliveryRepo } from "./DeliveryRepo
 import { send } from "./Sender.ts"
 import { signatureHeader, WebhookSecrets } from "./Signature.ts"
 
-/** Deliveries one instance sends at once: each holds a socket and its body, no database connection. */
-const CONCURRENCY = 32
-/**
- * Of those, one account's at most. Accounts take turns for the rest (`claimDue`): an account whose
- * receivers hang holds this many for WEBHOOK_TIMEOUT_SECONDS, and others' deliveries still go out
- * at the next poll.
- */
-export const SENDS_PER_ACCOUNT = 4
+/** Deliveries one instance sends at once. */
+const CONCURRENCY = 8
 /** Link events turned into deliveries per poll. */
 const EVENTS_PER_POLL = 200
 /** Webhooks given a click batch per poll, and clicks in one link.clicked delivery at most. */
@@ -126,30 +120,15 @@ export class Dispatcher extends Effect.Service<Dispatcher>()("Dispatcher", {
       )
 
     const running = yield* FiberSet.make()
-    /** Deliveries in flight by account, counted before each is forked so that the next claim sees it. */
-    const sending = new Map<number, number>()
-    const sent = (accountId: number) =>
-      Effect.sync(() => {
-        const left = (sending.get(accountId) ?? 1) - 1
-        if (left <= 0) sending.delete(accountId)
-        else sending.set(accountId, left)
-      })
     const poll = Effect.gen(function* () {
       const work = yield* repo.work(config.webhookClickIntervalSeconds)
       if (work.events) yield* fanOutLinkEvents
       if (work.clicks) yield* batchClicks
       const free = CONCURRENCY - (yield* FiberSet.size(running))
       if (free <= 0 || !(work.events || work.clicks || work.due)) return
-      const due = yield* repo.claimDue(free, SENDS_PER_ACCOUNT, sending, config.webhookTimeoutSeconds + LEASE_MARGIN_SECONDS)
+      const due = yield* repo.claimDue(free, config.webhookTimeoutSeconds + LEASE_MARGIN_SECONDS)
       for (const delivery of due) {
-        sending.set(delivery.account_id, (sending.get(delivery.account_id) ?? 0) + 1)
-        yield* FiberSet.run(
-          running,
-          attempt(delivery).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("webhook delivery not recorded", cause)),
-            Effect.ensuring(sent(delivery.account_id))
-          )
-        )
+        yield* FiberSet.run(running, attempt(delivery).pipe(Effect.catchAllCause((cause) => Effect.logWarning("webhook delivery not recorded", cause))))
       }
     })
 
