@@ -1,3 +1,3 @@
 import { defineConfig } from "vitest/config"
 
-export default defineConfig({ test: { include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 120_000 } })
+export default defineConfig({ test: { include: ["test/**/*.test.ts"], testTimeout: 240_000, hookTimeout: 120_000 } })

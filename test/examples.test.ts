@@ -105,5 +105,5 @@ describe.concurrent("the examples, on the packed package", () => {
   it("(c) the project's own @effect/vitest tests run on the testing Layers with TestClock", async () => {
     const { stdout } = await inProject(process.execPath, ["node_modules/vitest/vitest.mjs", "run"], { CI: "true", NO_COLOR: "1" })
     expect(stdout).toMatch(/Tests\s+2 passed/)
-  }, 180_000)
+  }, 600_000)
 })
