@@ -1,11 +1,8 @@
 import { Deferred, Effect, type Scope } from "effect"
-import { readdirSync, statSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import type { Connection } from "../Sql/Database.ts"
 import type { LoopDelay } from "../Platform/LoopDelay.ts"
+import { startWorker } from "../Platform/WorkerScript.ts"
 import type { ThreadTime } from "../Platform/ThreadTime.ts"
 import type { HandedClicks } from "./ClickHandover.ts"
 import { HeldBytes } from "./HeldBytes.ts"
@@ -58,47 +55,8 @@ const MAX_BACKOFF_MS = 30_000
 const STOP_TIMEOUT_MS = 60_000
 const STOP_ATTEMPTS = 3
 
-const here = import.meta.url
-
-/** The newest modification time of the files under `dir`. */
-const newest = (dir: string): number =>
-  readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
-    const path = join(dir, entry.name)
-    return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }, 0)
-
-/**
- * The built writer when the service runs from its sources (tests, benches, `npm run dev`) and the
- * build in `dist/` is newer than every source file: it starts in a third of the time.
- */
-const freshBuild = (): URL | undefined => {
-  const built = new URL("../../dist/Clicks/ClickWorker.js", here)
-  try {
-    return statSync(built).mtimeMs >= newest(fileURLToPath(new URL("..", here))) ? built : undefined
-  } catch {
-    return undefined
-  }
-}
-
-// Otherwise the thread registers tsx's loader before it imports the writer's sources: on Node 20 a
-// worker does not inherit the loader of `--import tsx`.
-const FROM_SOURCES = `
-const { workerData } = require("node:worker_threads")
-import(workerData.tsxApi).then(({ register }) => {
-  register()
-  return import(workerData.entry)
-})
-`
-
-const newWorker = (settings: ClickWorkerSettings) => {
-  if (!here.endsWith(".ts")) return new Worker(new URL("./ClickWorker.js", here), { workerData: settings })
-  const built = freshBuild()
-  if (built !== undefined) return new Worker(built, { workerData: settings })
-  const tsx = dirname(createRequire(here).resolve("tsx/package.json"))
-  const tsxApi = pathToFileURL(join(tsx, "dist/esm/api/index.mjs")).href
-  const entry = new URL("./ClickWorker.ts", here).href
-  return new Worker(FROM_SOURCES, { eval: true, workerData: { ...settings, tsxApi, entry } })
-}
+/** The writer's thread: built, through a fresh build, or from the sources (`Platform/WorkerScript.ts`). */
+const newWorker = (settings: ClickWorkerSettings) => startWorker(import.meta.url, "ClickWorker", settings)
 
 export interface ClickThreadHooks {
   readonly report: (report: WorkerReport) => void

@@ -40,7 +40,7 @@ import(workerData.tsxApi).then(({ register }) => {
  * the service runs from `dist/` (the CLI's bundle ships it beside itself too); from the sources
  * (tests, `npm run dev`), through the build in `dist/` when that is fresh, else through tsx.
  */
-export const startWorker = (caller: string, name: string, workerData: Readonly<Record<string, unknown>> = {}): Worker => {
+export const startWorker = (caller: string, name: string, workerData: object = {}): Worker => {
   if (!caller.endsWith(".ts")) return new Worker(new URL(`./${name}.js`, caller), { workerData })
   const source = new URL(`./${name}.ts`, caller)
   const built = freshBuild(source)

@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
-import { scopedRedis } from "../Platform/RedisClient.ts"
+import { scopedRedis, untilReady } from "../Platform/RedisClient.ts"
 import type { Redis } from "ioredis"
 import type pg from "pg"
-import { DatabasePool } from "../Sql/Database.ts"
+import { DatabasePool, installationName } from "../Sql/Database.ts"
 import { type Count, LEASE_TIMES, type LeaseTimes, leasedCounter, MIN_BLOCK, type Turn } from "./LeasedCounter.ts"
 
 export type { Turn } from "./LeasedCounter.ts"
@@ -178,22 +178,9 @@ export class ClickLimits extends Context.Tag("ClickLimits")<ClickLimits, ClickLi
         const { pool } = yield* DatabasePool
         const redis = yield* scopedRedis(url)
         // Commands are never queued: the first visits would fail while it connects (at most 1 s).
-        yield* Effect.async<void>((resume) => {
-          const ready = () => {
-            clearTimeout(timer)
-            redis.off("ready", ready)
-            resume(Effect.void)
-          }
-          const timer = setTimeout(ready, 1000)
-          redis.once("ready", ready)
-          return Effect.sync(() => {
-            clearTimeout(timer)
-            redis.off("ready", ready)
-          })
-        })
+        yield* untilReady(redis, 1000)
         // Link ids are per database: deployments (and test databases) sharing a Redis keep apart.
-        const database = yield* Effect.promise(() => pool.query<{ name: string }>("SELECT name FROM installation"))
-        const prefix = `links:visits:${database.rows[0]!.name}:`
+        const prefix = `links:visits:${yield* installationName(pool)}:`
         const archive = archiveIn(pool)
         const counter = leasedCounter(redisCount(redis, prefix), false, (id) => void archive(id).catch(() => undefined), LEASE_TIMES)
         return { take: counter.take, visit: counter.visit, archive }

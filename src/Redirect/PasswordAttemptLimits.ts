@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { makeOutage } from "../Platform/Outage.ts"
 import { scopedRedis, untilReady } from "../Platform/RedisClient.ts"
-import { DatabasePool } from "../Sql/Database.ts"
+import { DatabasePool, installationName } from "../Sql/Database.ts"
 import { ATTEMPT_LIMITS, type Attempt, type AttemptLimits, attemptsInProcess, LOCAL_TICKET, waitSeconds } from "./PasswordAttempts.ts"
 
 export interface PasswordAttemptLimitsService {
@@ -116,8 +116,7 @@ export class PasswordAttemptLimits extends Context.Tag("PasswordAttemptLimits")<
         const redis = yield* scopedRedis(url)
         yield* untilReady(redis, 1000)
         // Link ids are per database: the installation's name keeps deployments sharing a Redis apart.
-        const installation = yield* Effect.promise(() => pool.query<{ name: string }>("SELECT name FROM installation"))
-        return inRedis(redis, `links:pw:${installation.rows[0]!.name}:`, limits)
+        return inRedis(redis, `links:pw:${yield* installationName(pool)}:`, limits)
       })
     )
 

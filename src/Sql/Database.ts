@@ -74,6 +74,13 @@ export class DatabasePool extends Context.Tag("DatabasePool")<
   }
 >() {}
 
+/** The installation's name (sql/0024): what keeps the Redis keys of deployments sharing a Redis apart. */
+export const installationName = (pool: pg.Pool) =>
+  Effect.map(
+    Effect.promise(() => pool.query<{ name: string }>("SELECT name FROM installation")),
+    ({ rows }) => rows[0]!.name
+  )
+
 /** The channel the triggers of `sql/0004_clicks.sql` announce link and domain changes on. */
 export const CHANGES_CHANNEL = "links_changes"
 
